@@ -1,0 +1,11 @@
+// ember/ember.h: everything a program needs, in one include.
+#pragma once
+
+#include "ember/creation.h"
+#include "ember/cuda.h"
+#include "ember/device.h"
+#include "ember/dtype.h"
+#include "ember/error.h"
+#include "ember/ops.h"
+#include "ember/scalar.h"
+#include "ember/tensor.h"

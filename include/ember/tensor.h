@@ -1,0 +1,259 @@
+// ember/tensor.h: the Tensor handle -- a view (sizes, strides, offset, dtype) of shared storage on
+// a device -- with PyTorch's method names. The free functions behind the methods are in ops.h.
+#pragma once
+
+#include <cstdint>
+#include <initializer_list>
+#include <iosfwd>
+#include <memory>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "ember/device.h"
+#include "ember/dtype.h"
+#include "ember/error.h"
+#include "ember/scalar.h"
+#include "ember/storage.h"
+
+namespace ember {
+
+using Shape = std::vector<int64_t>;
+// "[2, 3]", the way PyTorch prints sizes in messages.
+std::string shape_str(const Shape& shape);
+
+struct TensorImpl {
+  std::shared_ptr<Storage> storage;
+  Shape sizes;
+  Shape strides;  // in elements
+  int64_t offset = 0;  // in elements
+  DType dtype = kFloat32;
+  bool wrapped_number = false;  // a Scalar turned into a 0-dim tensor, for type promotion
+
+  int64_t numel() const {
+    int64_t n = 1;
+    for (int64_t s : sizes) n *= s;
+    return n;
+  }
+  void* data() const {
+    return static_cast<char*>(storage->data()) + offset * static_cast<int64_t>(element_size(dtype));
+  }
+};
+
+class Tensor;
+namespace indexing {
+struct Slice {
+  std::optional<int64_t> start, stop;
+  int64_t step = 1;
+  Slice(std::optional<int64_t> start_ = std::nullopt, std::optional<int64_t> stop_ = std::nullopt,
+        int64_t step_ = 1)
+      : start(start_), stop(stop_), step(step_) {}
+};
+struct NoneIndex {};
+struct EllipsisIndex {};
+inline constexpr NoneIndex None{};
+inline constexpr EllipsisIndex Ellipsis{};
+// One entry of t.index({...}): an integer, a Slice, None (new axis) or Ellipsis.
+class TensorIndex {
+ public:
+  TensorIndex(int64_t i) : kind_(Kind::Integer), integer_(i) {}  // NOLINT
+  TensorIndex(int i) : kind_(Kind::Integer), integer_(i) {}      // NOLINT
+  TensorIndex(Slice s) : kind_(Kind::Slice), slice_(s) {}        // NOLINT
+  TensorIndex(NoneIndex) : kind_(Kind::None) {}                  // NOLINT
+  TensorIndex(EllipsisIndex) : kind_(Kind::Ellipsis) {}          // NOLINT
+  enum class Kind { Integer, Slice, None, Ellipsis };
+  Kind kind() const { return kind_; }
+  int64_t integer() const { return integer_; }
+  const Slice& slice() const { return slice_; }
+
+ private:
+  Kind kind_;
+  int64_t integer_ = 0;
+  Slice slice_;
+};
+}  // namespace indexing
+
+class Tensor {
+ public:
+  Tensor() = default;
+  explicit Tensor(std::shared_ptr<TensorImpl> impl) : impl_(std::move(impl)) {}
+
+  // --- metadata
+  bool defined() const { return impl_ != nullptr; }
+  const Shape& sizes() const { return impl().sizes; }
+  const Shape& shape() const { return impl().sizes; }
+  const Shape& strides() const { return impl().strides; }
+  int64_t size(int64_t dim) const;
+  int64_t stride(int64_t dim) const;
+  int64_t dim() const { return static_cast<int64_t>(impl().sizes.size()); }
+  int64_t ndimension() const { return dim(); }
+  int64_t numel() const { return impl().numel(); }
+  int64_t storage_offset() const { return impl().offset; }
+  DType dtype() const { return impl().dtype; }
+  DType scalar_type() const { return impl().dtype; }
+  Device device() const { return impl().storage->device(); }
+  bool is_cpu() const { return device().is_cpu(); }
+  bool is_cuda() const { return device().is_cuda(); }
+  bool is_floating_point() const { return ember::is_floating_point(dtype()); }
+  bool is_contiguous() const;
+  size_t element_size() const { return ember::element_size(dtype()); }
+  size_t nbytes() const { return static_cast<size_t>(numel()) * element_size(); }
+  const std::shared_ptr<Storage>& storage() const { return impl().storage; }
+  // Whether both handles are the same tensor (not just equal values).
+  bool is_same(const Tensor& other) const { return impl_ == other.impl_; }
+  TensorImpl& impl() const {
+    EMBER_CHECK(impl_ != nullptr, "[Tensor] this tensor is undefined (default-constructed)");
+    return *impl_;
+  }
+
+  // --- host access (the tutorial's "Moving Tensors Back to CPU")
+  Scalar item() const;  // copies the one value back from any device
+  template <class T>
+  T item() const {
+    return item().to<T>();
+  }
+  template <class T>
+  std::vector<T> to_vector() const;  // CPU tensors only; converts to T
+  template <class T>
+  T* data_ptr() const;  // CPU tensors only; T must match the dtype
+  void* raw_data_ptr() const;
+
+  // --- moving between devices and dtypes; returns *this when nothing changes (unless copy)
+  Tensor to(Device device, bool non_blocking = false, bool copy = false) const;
+  Tensor to(DType dtype, bool non_blocking = false, bool copy = false) const;
+  Tensor to(Device device, DType dtype, bool non_blocking = false, bool copy = false) const;
+  Tensor cpu() const { return to(Device(kCPU)); }
+  Tensor cuda(int index = -1) const { return to(Device(kCUDA, index)); }
+  Tensor clone() const;
+  Tensor contiguous() const;
+  Tensor& copy_(const Tensor& src, bool non_blocking = false);
+
+  // --- views (share storage)
+  Tensor view(const Shape& shape) const;
+  Tensor view_as(const Tensor& other) const { return view(other.sizes()); }
+  Tensor reshape(const Shape& shape) const;
+  Tensor flatten(int64_t start_dim = 0, int64_t end_dim = -1) const;
+  Tensor squeeze() const;
+  Tensor squeeze(int64_t dim) const;
+  Tensor unsqueeze(int64_t dim) const;
+  Tensor permute(const Shape& dims) const;
+  Tensor transpose(int64_t dim0, int64_t dim1) const;
+  Tensor t() const;
+  Tensor narrow(int64_t dim, int64_t start, int64_t length) const;
+  Tensor slice(int64_t dim, std::optional<int64_t> start = std::nullopt,
+               std::optional<int64_t> end = std::nullopt, int64_t step = 1) const;
+  Tensor select(int64_t dim, int64_t index) const;
+  Tensor expand(const Shape& sizes) const;
+  Tensor expand_as(const Tensor& other) const { return expand(other.sizes()); }
+  Tensor index(std::initializer_list<indexing::TensorIndex> indices) const;
+  Tensor index(const std::vector<indexing::TensorIndex>& indices) const;
+  Tensor operator[](int64_t i) const { return select(0, i); }
+
+  // --- element-wise (see ops.h for the semantics)
+  Tensor add(const Tensor& other, const Scalar& alpha = 1) const;
+  Tensor sub(const Tensor& other, const Scalar& alpha = 1) const;
+  Tensor mul(const Tensor& other) const;
+  Tensor div(const Tensor& other) const;
+  Tensor pow(const Tensor& exponent) const;
+  Tensor pow(const Scalar& exponent) const;
+  Tensor maximum(const Tensor& other) const;
+  Tensor minimum(const Tensor& other) const;
+  Tensor neg() const;
+  Tensor abs() const;
+  Tensor exp() const;
+  Tensor log() const;
+  Tensor sqrt() const;
+  Tensor rsqrt() const;
+  Tensor relu() const;
+  Tensor sigmoid() const;
+  Tensor tanh() const;
+  Tensor gelu(const std::string& approximate = "none") const;
+  Tensor clamp(std::optional<Scalar> min, std::optional<Scalar> max = std::nullopt) const;
+  Tensor eq(const Tensor& other) const;
+  Tensor ne(const Tensor& other) const;
+  Tensor lt(const Tensor& other) const;
+  Tensor le(const Tensor& other) const;
+  Tensor gt(const Tensor& other) const;
+  Tensor ge(const Tensor& other) const;
+  Tensor logical_and(const Tensor& other) const;
+  Tensor logical_or(const Tensor& other) const;
+  Tensor logical_not() const;
+  Tensor masked_fill(const Tensor& mask, const Scalar& value) const;
+
+  // --- in place; the result must be castable to this tensor's dtype and shape
+  Tensor& add_(const Tensor& other, const Scalar& alpha = 1);
+  Tensor& add_(const Scalar& other);
+  Tensor& sub_(const Tensor& other, const Scalar& alpha = 1);
+  Tensor& sub_(const Scalar& other);
+  Tensor& mul_(const Tensor& other);
+  Tensor& mul_(const Scalar& other);
+  Tensor& div_(const Tensor& other);
+  Tensor& div_(const Scalar& other);
+  Tensor& clamp_(std::optional<Scalar> min, std::optional<Scalar> max = std::nullopt);
+  Tensor& fill_(const Scalar& value);
+  Tensor& zero_() { return fill_(0); }
+  Tensor& masked_fill_(const Tensor& mask, const Scalar& value);
+  Tensor& scatter_add_(int64_t dim, const Tensor& index, const Tensor& src);
+
+  // --- reductions
+  Tensor sum(std::optional<DType> dtype = std::nullopt) const;
+  Tensor sum(const Shape& dims, bool keepdim = false, std::optional<DType> dtype = std::nullopt) const;
+  Tensor mean() const;
+  Tensor mean(const Shape& dims, bool keepdim = false) const;
+  Tensor prod() const;
+  Tensor prod(int64_t dim, bool keepdim = false) const;
+  Tensor max() const;
+  std::tuple<Tensor, Tensor> max(int64_t dim, bool keepdim = false) const;
+  Tensor min() const;
+  std::tuple<Tensor, Tensor> min(int64_t dim, bool keepdim = false) const;
+  Tensor amax(const Shape& dims, bool keepdim = false) const;
+  Tensor amin(const Shape& dims, bool keepdim = false) const;
+  Tensor argmax(std::optional<int64_t> dim = std::nullopt, bool keepdim = false) const;
+  Tensor argmin(std::optional<int64_t> dim = std::nullopt, bool keepdim = false) const;
+  Tensor var(bool unbiased = true) const;
+  Tensor var(const Shape& dims, bool unbiased = true, bool keepdim = false) const;
+  Tensor std(bool unbiased = true) const;
+  Tensor std(const Shape& dims, bool unbiased = true, bool keepdim = false) const;
+  Tensor softmax(int64_t dim) const;
+  Tensor log_softmax(int64_t dim) const;
+  Tensor logsumexp(const Shape& dims, bool keepdim = false) const;
+
+  // --- linear algebra and indexing
+  Tensor matmul(const Tensor& other) const;
+  Tensor mm(const Tensor& other) const;
+  Tensor bmm(const Tensor& other) const;
+  Tensor index_select(int64_t dim, const Tensor& index) const;
+  Tensor gather(int64_t dim, const Tensor& index) const;
+  Tensor scatter_add(int64_t dim, const Tensor& index, const Tensor& src) const;
+
+  // PyTorch's repr: "tensor([1., 2., 3.])".
+  std::string str() const;
+
+ private:
+  std::shared_ptr<TensorImpl> impl_;
+};
+
+std::ostream& operator<<(std::ostream& os, const Tensor& t);
+
+namespace detail {
+[[noreturn]] void throw_not_on_host(const char* op, const Tensor& t);
+[[noreturn]] void throw_dtype_mismatch(const char* op, DType expected, DType actual);
+}  // namespace detail
+
+template <class T>
+T* Tensor::data_ptr() const {
+  if (!is_cpu()) detail::throw_not_on_host("data_ptr", *this);
+  if (dtype_of<T>() != dtype()) detail::throw_dtype_mismatch("data_ptr", dtype_of<T>(), dtype());
+  return static_cast<T*>(impl().data());
+}
+
+template <class T>
+std::vector<T> Tensor::to_vector() const {
+  if (!is_cpu()) detail::throw_not_on_host("to_vector", *this);
+  Tensor c = to(dtype_of<T>()).contiguous();
+  const T* p = static_cast<const T*>(c.impl().data());
+  return std::vector<T>(p, p + c.numel());
+}
+
+}  // namespace ember

@@ -1,0 +1,105 @@
+// backend/cpu/cpu_elementwise.cpp: unary, binary and where loops, instantiated from the op tables.
+#include "backend/cpu/cpu_backend.h"
+#include "backend/cpu/cpu_loops.h"
+#include "ops/scalar_math.h"
+
+namespace ember {
+
+namespace {
+
+template <class F, class T>
+void unary_loop(const View& dst, const View& src, const F& f) {
+  using Out = decltype(f(T{}));
+  cpu::StridedOperands<2> it({&dst, &src});
+  it.run([&f](char** p, const int64_t* s, int64_t n) {
+    Out* o = reinterpret_cast<Out*>(p[0]);
+    const T* a = reinterpret_cast<const T*>(p[1]);
+    if (s[0] == sizeof(Out) && s[1] == sizeof(T)) {
+      for (int64_t i = 0; i < n; ++i) o[i] = f(a[i]);
+    } else if (s[0] == sizeof(Out) && s[1] == 0) {
+      std::fill_n(o, n, f(*a));
+    } else {
+      for (int64_t i = 0; i < n; ++i)
+        *reinterpret_cast<Out*>(p[0] + i * s[0]) = f(*reinterpret_cast<const T*>(p[1] + i * s[1]));
+    }
+  });
+}
+
+template <class F, class T>
+void binary_loop(const View& dst, const View& a, const View& b, const F& f) {
+  using Out = decltype(f(T{}, T{}));
+  cpu::StridedOperands<3> it({&dst, &a, &b});
+  it.run([&f](char** p, const int64_t* s, int64_t n) {
+    Out* o = reinterpret_cast<Out*>(p[0]);
+    const T* x = reinterpret_cast<const T*>(p[1]);
+    const T* y = reinterpret_cast<const T*>(p[2]);
+    constexpr int64_t so = sizeof(Out), st = sizeof(T);
+    if (s[0] == so && s[1] == st && s[2] == st) {
+      for (int64_t i = 0; i < n; ++i) o[i] = f(x[i], y[i]);
+    } else if (s[0] == so && s[1] == st && s[2] == 0) {
+      const T y0 = *y;
+      for (int64_t i = 0; i < n; ++i) o[i] = f(x[i], y0);
+    } else if (s[0] == so && s[1] == 0 && s[2] == st) {
+      const T x0 = *x;
+      for (int64_t i = 0; i < n; ++i) o[i] = f(x0, y[i]);
+    } else {
+      for (int64_t i = 0; i < n; ++i)
+        *reinterpret_cast<Out*>(p[0] + i * s[0]) = f(*reinterpret_cast<const T*>(p[1] + i * s[1]),
+                                                     *reinterpret_cast<const T*>(p[2] + i * s[2]));
+    }
+  });
+}
+
+// Instantiates the loop for the dtypes an op of this kind can see.
+template <OpKind kind, class Body>
+void dispatch_kind(DType t, const char* name, Body&& body) {
+  if constexpr (kind == OpKind::Float) {
+    EMBER_CHECK_KIND(DType, is_floating_point(t), "[", name, "] internal: expected a float dtype");
+    if (t == kFloat32) body.template operator()<float>();
+    else body.template operator()<double>();
+  } else {
+    visit_dtype(t, body);
+  }
+}
+
+}  // namespace
+
+void CpuBackend::unary(UnaryOp op, const View& dst, const View& src, const UnaryParams& p) {
+  switch (op) {
+#define EMBER_UNARY(Name, name, Fn, kind)                                      \
+  case UnaryOp::Name:                                                          \
+    dispatch_kind<OpKind::kind>(src.dtype, #name, [&]<class T>() {             \
+      unary_loop<math::Fn, T>(dst, src, math::Fn{{p}});                        \
+    });                                                                        \
+    return;
+#include "ops/unary_ops.def"
+#undef EMBER_UNARY
+  }
+}
+
+void CpuBackend::binary(BinaryOp op, const View& dst, const View& a, const View& b) {
+  switch (op) {
+#define EMBER_BINARY(Name, name, Fn, kind)                                                 \
+  case BinaryOp::Name:                                                                     \
+    dispatch_kind<OpKind::kind>(a.dtype, #name,                                            \
+                                [&]<class T>() { binary_loop<math::Fn, T>(dst, a, b, math::Fn{}); }); \
+    return;
+#include "ops/binary_ops.def"
+#undef EMBER_BINARY
+  }
+}
+
+void CpuBackend::where(const View& dst, const View& cond, const View& a, const View& b) {
+  visit_dtype(dst.dtype, [&]<class T>() {
+    cpu::StridedOperands<4> it({&dst, &cond, &a, &b});
+    it.run([](char** p, const int64_t* s, int64_t n) {
+      for (int64_t i = 0; i < n; ++i) {
+        bool c = *reinterpret_cast<const bool*>(p[1] + i * s[1]);
+        *reinterpret_cast<T*>(p[0] + i * s[0]) =
+            *reinterpret_cast<const T*>(p[c ? 2 : 3] + i * s[c ? 2 : 3]);
+      }
+    });
+  });
+}
+
+}  // namespace ember

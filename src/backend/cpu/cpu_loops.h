@@ -1,0 +1,123 @@
+// backend/cpu/cpu_loops.h: the CPU's strided iteration and OpenMP parallel_for.
+// An element-wise kernel supplies an inner loop over one row; this file walks the rows.
+#pragma once
+
+#include <omp.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+
+#include "core/backend.h"
+#include "ember/error.h"
+
+namespace ember::cpu {
+
+inline constexpr int kMaxDims = 25;
+// Below this many elements an op stays on one thread.
+inline constexpr int64_t kGrainSize = 32768;
+
+// Runs f(begin, end) over [0, n) split across threads when n exceeds grain.
+template <class F>
+void parallel_for(int64_t n, int64_t grain, F&& f) {
+  if (n <= 0) return;
+  if (n <= grain || omp_in_parallel() || omp_get_max_threads() == 1) {
+    f(int64_t{0}, n);
+    return;
+  }
+  int64_t max_chunks = (n + grain - 1) / grain;
+#pragma omp parallel num_threads(static_cast<int>(std::min<int64_t>(omp_get_max_threads(), max_chunks)))
+  {
+    int64_t nt = omp_get_num_threads(), t = omp_get_thread_num();
+    int64_t chunk = (n + nt - 1) / nt;
+    int64_t b = t * chunk, e = std::min(n, b + chunk);
+    if (b < e) f(b, e);
+  }
+}
+
+// N operands of one shape, strides in bytes, with dims merged where memory allows.
+template <int N>
+struct StridedOperands {
+  std::array<char*, N> data{};
+  int ndim = 0;
+  int64_t sizes[kMaxDims]{};
+  int64_t strides[N][kMaxDims]{};
+  int64_t numel = 1;
+
+  explicit StridedOperands(const std::array<const View*, N>& views) {
+    const View& first = *views[0];
+    int nd = static_cast<int>(first.sizes.size());
+    EMBER_CHECK_KIND(Shape, nd <= kMaxDims, "[cpu] tensors with more than ", kMaxDims,
+                     " dims are not supported");
+    for (int k = 0; k < N; ++k) data[k] = static_cast<char*>(views[k]->data);
+    // Keep non-trivial dims, outermost first, merging a dim into the previous when contiguous.
+    for (int d = 0; d < nd; ++d) {
+      int64_t size = first.sizes[d];
+      numel *= size;
+      if (size == 1) continue;
+      int64_t s[N];
+      for (int k = 0; k < N; ++k)
+        s[k] = views[k]->strides[d] * static_cast<int64_t>(element_size(views[k]->dtype));
+      bool merge = ndim > 0;
+      for (int k = 0; k < N && merge; ++k) merge = strides[k][ndim - 1] == s[k] * size;
+      if (merge) {
+        sizes[ndim - 1] *= size;
+        for (int k = 0; k < N; ++k) strides[k][ndim - 1] = s[k];
+      } else {
+        sizes[ndim] = size;
+        for (int k = 0; k < N; ++k) strides[k][ndim] = s[k];
+        ++ndim;
+      }
+    }
+  }
+
+  // Calls inner(ptrs, inner_strides, n) for the rows covering linear elements [begin, end).
+  template <class F>
+  void for_each_row(int64_t begin, int64_t end, F&& inner) const {
+    if (begin >= end) return;
+    if (ndim == 0) {
+      int64_t zero[N]{};
+      std::array<char*, N> p = data;
+      inner(p.data(), zero, int64_t{1});
+      return;
+    }
+    int64_t idx[kMaxDims];
+    int64_t rem = begin;
+    for (int d = ndim - 1; d >= 0; --d) {
+      idx[d] = rem % sizes[d];
+      rem /= sizes[d];
+    }
+    int64_t inner_strides[N];
+    for (int k = 0; k < N; ++k) inner_strides[k] = strides[k][ndim - 1];
+    while (begin < end) {
+      std::array<char*, N> p = data;
+      for (int d = 0; d < ndim; ++d)
+        for (int k = 0; k < N; ++k) p[k] += idx[d] * strides[k][d];
+      int64_t n = std::min(sizes[ndim - 1] - idx[ndim - 1], end - begin);
+      inner(p.data(), inner_strides, n);
+      begin += n;
+      idx[ndim - 1] += n;
+      for (int d = ndim - 1; d > 0 && idx[d] == sizes[d]; --d) {
+        idx[d] = 0;
+        ++idx[d - 1];
+      }
+    }
+  }
+
+  // Runs the rows in parallel.
+  template <class F>
+  void run(F&& inner) const {
+    parallel_for(numel, kGrainSize, [&](int64_t b, int64_t e) { for_each_row(b, e, inner); });
+  }
+};
+
+// Value conversion between dtypes, as PyTorch casts (bool is "!= 0", floats to uint8 via int64).
+template <class To, class From>
+inline To cast(From v) {
+  if constexpr (std::is_same_v<To, bool>) return v != From(0);
+  else if constexpr (std::is_same_v<To, uint8_t> && std::is_floating_point_v<From>)
+    return static_cast<uint8_t>(static_cast<int64_t>(v));
+  else return static_cast<To>(v);
+}
+
+}  // namespace ember::cpu

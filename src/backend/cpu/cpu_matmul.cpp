@@ -1,0 +1,118 @@
+// backend/cpu/cpu_matmul.cpp: batched matrix multiply -- OpenBLAS for floats, a plain loop for
+// integer dtypes. Strided operands are passed to BLAS as transposed layouts when possible.
+#include <cblas.h>
+
+#include <optional>
+#include <vector>
+
+#include "backend/cpu/cpu_backend.h"
+#include "backend/cpu/cpu_loops.h"
+
+namespace ember {
+
+namespace {
+
+struct BlasLayout {
+  CBLAS_TRANSPOSE trans;
+  int64_t ld;
+};
+
+// How BLAS can read a (rows, cols) matrix with strides (rs, cs), if it can.
+std::optional<BlasLayout> blas_layout(int64_t rows, int64_t cols, int64_t rs, int64_t cs) {
+  if (cols == 1 || cs == 1) {
+    int64_t ld = rows == 1 ? std::max<int64_t>(cols, 1) : rs;
+    if (ld >= std::max<int64_t>(cols, 1)) return BlasLayout{CblasNoTrans, ld};
+  }
+  if (rows == 1 || rs == 1) {
+    int64_t ld = cols == 1 ? std::max<int64_t>(rows, 1) : cs;
+    if (ld >= std::max<int64_t>(rows, 1)) return BlasLayout{CblasTrans, ld};
+  }
+  return std::nullopt;
+}
+
+// Copies a strided (rows, cols) matrix into a dense row-major buffer.
+template <class T>
+void pack(std::vector<T>& buf, const T* x, int64_t rows, int64_t cols, int64_t rs, int64_t cs) {
+  buf.resize(rows * cols);
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < cols; ++j) buf[i * cols + j] = x[i * rs + j * cs];
+}
+
+template <class T>
+void gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int64_t m, int64_t n, int64_t k, const T* a,
+          int64_t lda, const T* b, int64_t ldb, T* c) {
+  if constexpr (std::is_same_v<T, float>)
+    cblas_sgemm(CblasRowMajor, ta, tb, m, n, k, 1.0f, a, lda, b, ldb, 0.0f, c, n);
+  else
+    cblas_dgemm(CblasRowMajor, ta, tb, m, n, k, 1.0, a, lda, b, ldb, 0.0, c, n);
+}
+
+template <class T>
+void matmul_float(const View& dst, const View& a, const View& b) {
+  int64_t B = dst.sizes[0], M = dst.sizes[1], N = dst.sizes[2], K = a.sizes[2];
+  T* c = static_cast<T*>(dst.data);
+  if (M == 0 || N == 0) return;
+  if (K == 0) {
+    std::fill_n(c, B * M * N, T(0));
+    return;
+  }
+  const T* pa = static_cast<const T*>(a.data);
+  const T* pb = static_cast<const T*>(b.data);
+  auto la = blas_layout(M, K, a.strides[1], a.strides[2]);
+  auto lb = blas_layout(K, N, b.strides[1], b.strides[2]);
+  std::vector<T> bufa, bufb;
+  for (int64_t i = 0; i < B; ++i) {
+    const T* ai = pa + i * a.strides[0];
+    const T* bi = pb + i * b.strides[0];
+    BlasLayout ua = la.value_or(BlasLayout{CblasNoTrans, K});
+    BlasLayout ub = lb.value_or(BlasLayout{CblasNoTrans, N});
+    if (!la) {
+      pack(bufa, ai, M, K, a.strides[1], a.strides[2]);
+      ai = bufa.data();
+    }
+    if (!lb) {
+      pack(bufb, bi, K, N, b.strides[1], b.strides[2]);
+      bi = bufb.data();
+    }
+    gemm<T>(ua.trans, ub.trans, M, N, K, ai, ua.ld, bi, ub.ld, c + i * M * N);
+  }
+}
+
+template <class T>
+void matmul_int(const View& dst, const View& a, const View& b) {
+  int64_t B = dst.sizes[0], M = dst.sizes[1], N = dst.sizes[2], K = a.sizes[2];
+  T* c = static_cast<T*>(dst.data);
+  const T* pa = static_cast<const T*>(a.data);
+  const T* pb = static_cast<const T*>(b.data);
+  cpu::parallel_for(B * M, std::max<int64_t>(1, cpu::kGrainSize / std::max<int64_t>(N * K, 1)),
+                    [&](int64_t begin, int64_t end) {
+                      for (int64_t r = begin; r < end; ++r) {
+                        int64_t i = r / M, m = r % M;
+                        const T* arow = pa + i * a.strides[0] + m * a.strides[1];
+                        const T* bmat = pb + i * b.strides[0];
+                        for (int64_t j = 0; j < N; ++j) {
+                          T acc = 0;
+                          for (int64_t k = 0; k < K; ++k) {
+                            if constexpr (std::is_same_v<T, bool>)
+                              acc = acc || (arow[k * a.strides[2]] &&
+                                            bmat[k * b.strides[1] + j * b.strides[2]]);
+                            else
+                              acc = static_cast<T>(acc + arow[k * a.strides[2]] *
+                                                             bmat[k * b.strides[1] + j * b.strides[2]]);
+                          }
+                          c[r * N + j] = acc;
+                        }
+                      }
+                    });
+}
+
+}  // namespace
+
+void CpuBackend::matmul(const View& dst, const View& a, const View& b) {
+  visit_dtype(dst.dtype, [&]<class T>() {
+    if constexpr (std::is_floating_point_v<T>) matmul_float<T>(dst, a, b);
+    else matmul_int<T>(dst, a, b);
+  });
+}
+
+}  // namespace ember

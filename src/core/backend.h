@@ -1,0 +1,100 @@
+// core/backend.h: the narrow interface every device backend implements, keyed by op family.
+// Kernels see views as (data pointer, sizes, strides, dtype); op semantics live in src/ops.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+
+#include "ember/device.h"
+#include "ember/dtype.h"
+#include "ember/scalar.h"
+#include "ember/tensor.h"
+#include "ops/op_tables.h"
+
+namespace ember {
+
+// A strided view handed to kernels. Strides are in elements; a stride of 0 broadcasts.
+struct View {
+  void* data;
+  std::span<const int64_t> sizes;
+  std::span<const int64_t> strides;
+  DType dtype;
+
+  int64_t numel() const {
+    int64_t n = 1;
+    for (int64_t s : sizes) n *= s;
+    return n;
+  }
+};
+
+inline View view_of(const Tensor& t) {
+  const TensorImpl& i = t.impl();
+  return View{i.data(), i.sizes, i.strides, i.dtype};
+}
+
+
+enum class ReduceOp { Sum, Prod, Max, Min, ArgMax, ArgMin };
+enum class RandomKind { Uniform, Normal, RandInt };
+
+// Philox counters a random fill of n elements consumes: four float32 or two float64 draws per
+// counter, one counter per integer.
+inline uint64_t random_counters(RandomKind kind, DType dtype, int64_t n) {
+  uint64_t per = kind == RandomKind::RandInt ? 1 : dtype == kFloat32 ? 4 : 2;
+  return (static_cast<uint64_t>(n) + per - 1) / per;
+}
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual int device_count() = 0;
+  virtual std::string device_name(int device_index) = 0;
+
+  virtual void* allocate(size_t nbytes, int device_index) = 0;
+  virtual void deallocate(void* ptr, size_t nbytes, int device_index) = 0;
+
+  // Same-device copy: dst and src have dst's shape (src may broadcast), dtypes may differ.
+  virtual void copy(const View& dst, const View& src) = 0;
+  // Between this device and host memory; both sides contiguous, same dtype.
+  virtual void copy_from_host(void* dst, const void* src, size_t nbytes, int device_index,
+                              bool non_blocking) = 0;
+  virtual void copy_to_host(void* dst, const void* src, size_t nbytes, int device_index,
+                            bool non_blocking) = 0;
+  virtual void fill(const View& dst, const Scalar& value) = 0;
+
+  // Element-wise: all views have dst's shape (inputs broadcast with 0 strides) and inputs share
+  // one dtype; dst has that dtype too except for ops whose table says bool.
+  virtual void unary(UnaryOp op, const View& dst, const View& src, const UnaryParams& p) = 0;
+  virtual void binary(BinaryOp op, const View& dst, const View& a, const View& b) = 0;
+  virtual void where(const View& dst, const View& cond, const View& a, const View& b) = 0;
+
+  // dst has src's rank with reduced dims of size 1; reduce_mask bit d set when dim d is reduced.
+  // ArgMax / ArgMin reduce exactly one dim and write int64.
+  virtual void reduce(ReduceOp op, const View& dst, const View& src, uint64_t reduce_mask) = 0;
+
+  // dst: (B, M, N) contiguous; a: (B, M, K), b: (B, K, N) strided; one dtype.
+  virtual void matmul(const View& dst, const View& a, const View& b) = 0;
+
+  // index: int64, bounds already checked. dst of index_select is contiguous.
+  virtual void index_select(const View& dst, const View& src, int64_t dim, const View& index) = 0;
+  virtual void gather(const View& dst, const View& src, int64_t dim, const View& index) = 0;
+  virtual void scatter_add(const View& dst, int64_t dim, const View& index, const View& src) = 0;
+
+  // dst contiguous. Uniform in [a, b), Normal(mean a, std b), RandInt in [a, b).
+  virtual void random(RandomKind kind, const View& dst, uint64_t seed, uint64_t counter, double a,
+                      double b) = 0;
+
+  virtual void synchronize(int device_index) = 0;
+};
+
+// The backend of a device type; throws an Error when that type has none in this build.
+Backend& backend_for(DeviceType type);
+inline Backend& backend_for(const Tensor& t) { return backend_for(t.device().type()); }
+// The built-in backends; cuda_backend() is null in a build without CUDA.
+Backend* cpu_backend();
+Backend* cuda_backend();
+// Replaces a device type's backend (tests register a stand-in this way).
+void register_backend(DeviceType type, Backend* backend);
+bool has_backend(DeviceType type);
+
+}  // namespace ember

@@ -1,0 +1,138 @@
+// core/tensor.cpp: tensor allocation, host access, copies and moves between devices and dtypes.
+#include <cstring>
+
+#include "core/backend.h"
+#include "core/make_tensor.h"
+#include "core/shape.h"
+#include "ember/tensor.h"
+
+namespace ember {
+
+Tensor make_tensor(const Shape& sizes, DType dtype, Device device) {
+  auto impl = std::make_shared<TensorImpl>();
+  impl->storage = std::make_shared<Storage>(
+      static_cast<size_t>(shape_numel(sizes)) * element_size(dtype), device);
+  impl->sizes = sizes;
+  impl->strides = contiguous_strides(sizes);
+  impl->dtype = dtype;
+  return Tensor(std::move(impl));
+}
+
+Tensor make_view(const Tensor& base, Shape sizes, Shape strides, int64_t offset) {
+  auto impl = std::make_shared<TensorImpl>();
+  impl->storage = base.storage();
+  impl->sizes = std::move(sizes);
+  impl->strides = std::move(strides);
+  impl->offset = offset;
+  impl->dtype = base.dtype();
+  return Tensor(std::move(impl));
+}
+
+Device common_device(const char* op, std::initializer_list<const Tensor*> tensors) {
+  const Tensor* first = *tensors.begin();
+  Device d = first->device();
+  for (const Tensor* t : tensors) {
+    if (t->device() != d) {
+      Device a = d.is_cpu() ? t->device() : d, b = d.is_cpu() ? d : t->device();
+      EMBER_THROW(Device,
+                  "Expected all tensors to be on the same device, but found at least two devices, ",
+                  a, " and ", b, "! (in ", op,
+                  "). Move the model and the data to one device with .to(device).");
+    }
+  }
+  return d;
+}
+
+namespace detail {
+void throw_not_on_host(const char* op, const Tensor& t) {
+  EMBER_THROW(Device, "[", op, "] can't convert ", t.device(),
+              " device type tensor to host memory. Use Tensor.cpu() to copy the tensor to host "
+              "memory first.");
+}
+void throw_dtype_mismatch(const char* op, DType expected, DType actual) {
+  EMBER_THROW(DType, "[", op, "] expected a ", expected, " tensor but this one is ", actual,
+              "; convert it first with .to(ember::k...)");
+}
+}  // namespace detail
+
+int64_t Tensor::size(int64_t d) const { return sizes()[wrap_dim("size", d, dim())]; }
+int64_t Tensor::stride(int64_t d) const { return strides()[wrap_dim("stride", d, dim())]; }
+bool Tensor::is_contiguous() const { return ember::is_contiguous(sizes(), strides()); }
+
+void* Tensor::raw_data_ptr() const {
+  if (!is_cpu()) detail::throw_not_on_host("data_ptr", *this);
+  return impl().data();
+}
+
+Scalar Tensor::item() const {
+  EMBER_CHECK(numel() == 1, "[item] a Tensor with ", numel(),
+              " elements cannot be converted to Scalar; select one element first");
+  alignas(8) unsigned char buf[8];
+  if (is_cpu()) std::memcpy(buf, impl().data(), element_size());
+  else backend_for(*this).copy_to_host(buf, impl().data(), element_size(), device().index(), false);
+  return visit_dtype(dtype(), [&]<class T>() {
+    T v;
+    std::memcpy(&v, buf, sizeof(T));
+    return Scalar(v);
+  });
+}
+
+Tensor Tensor::to(Device device, DType dtype, bool non_blocking, bool copy) const {
+  Device target = device == this->device() ? device : resolve_device(device);
+  if (target == this->device() && dtype == this->dtype() && !copy) return *this;
+  Tensor out = make_tensor(sizes(), dtype, target);
+  out.copy_(*this, non_blocking);
+  return out;
+}
+Tensor Tensor::to(Device device, bool non_blocking, bool copy) const {
+  return to(device, dtype(), non_blocking, copy);
+}
+Tensor Tensor::to(DType dtype, bool non_blocking, bool copy) const {
+  return to(device(), dtype, non_blocking, copy);
+}
+
+Tensor Tensor::clone() const {
+  Tensor out = make_tensor(sizes(), dtype(), device());
+  out.copy_(*this);
+  return out;
+}
+
+Tensor Tensor::contiguous() const { return is_contiguous() ? *this : clone(); }
+
+Tensor& Tensor::copy_(const Tensor& src, bool non_blocking) {
+  EMBER_CHECK_KIND(Shape, broadcast_shape("copy_", sizes(), src.sizes()) == sizes(),
+                   "[copy_] source of shape ", shape_str(src.sizes()),
+                   " can't be broadcast to the destination shape ", shape_str(sizes()));
+  Device dd = device(), sd = src.device();
+  if (numel() == 0) return *this;
+  if (dd == sd) {
+    Shape strides = broadcast_strides(src, sizes());
+    backend_for(dd.type()).copy(view_of(*this), View{src.impl().data(), sizes(), strides, src.dtype()});
+    return *this;
+  }
+  bool direct = is_contiguous();
+  if (sd.is_cpu()) {  // host -> device
+    Tensor host = src.dtype() == dtype() && src.sizes() == sizes() && src.is_contiguous()
+                      ? src
+                      : make_tensor(sizes(), dtype(), sd).copy_(src);
+    Tensor dst = direct ? *this : make_tensor(sizes(), dtype(), dd);
+    backend_for(dd.type()).copy_from_host(dst.impl().data(), host.impl().data(), nbytes(),
+                                          dd.index(), non_blocking);
+    if (!direct) copy_(dst);
+  } else if (dd.is_cpu()) {  // device -> host
+    Tensor dev = src.dtype() == dtype() && src.sizes() == sizes() && src.is_contiguous()
+                     ? src
+                     : make_tensor(sizes(), dtype(), sd).copy_(src);
+    Tensor dst = direct ? *this : make_tensor(sizes(), dtype(), dd);
+    backend_for(sd.type()).copy_to_host(dst.impl().data(), dev.impl().data(), nbytes(),
+                                        sd.index(), non_blocking);
+    if (!direct) copy_(dst);
+  } else {  // between two devices, through the host
+    copy_(src.to(Device(kCPU)), non_blocking);
+  }
+  return *this;
+}
+
+std::ostream& operator<<(std::ostream& os, const Tensor& t) { return os << t.str(); }
+
+}  // namespace ember

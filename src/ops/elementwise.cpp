@@ -1,0 +1,356 @@
+// ops/elementwise.cpp: element-wise ops -- type promotion, broadcasting, device checks, in-place
+// forms and operators; the arithmetic itself is the backends' (from the op tables).
+#include <optional>
+
+#include "ops/op_helpers.h"
+
+namespace ember {
+
+// --- shared helpers
+
+Tensor wrap_scalar(const Scalar& s, Device device) {
+  Tensor t = make_tensor({}, s.dtype(), device);
+  if (device.is_cpu()) {
+    visit_dtype(s.dtype(), [&]<class T>() { *static_cast<T*>(t.impl().data()) = s.to<T>(); });
+  } else {
+    backend_for(device.type()).fill(view_of(t), s);
+  }
+  t.impl().wrapped_number = true;
+  return t;
+}
+
+namespace {
+std::optional<DType> promote_opt(std::optional<DType> a, DType b) {
+  return a ? promote_types(*a, b) : b;
+}
+// combine_categories: the higher-priority group wins unless the lower one is of a higher kind.
+std::optional<DType> combine(std::optional<DType> higher, std::optional<DType> lower) {
+  if (!higher) return lower;
+  if (!lower || is_floating_point(*higher)) return higher;
+  if (*higher == kBool || is_floating_point(*lower)) return promote_types(*higher, *lower);
+  return higher;
+}
+}  // namespace
+
+DType result_type_of(std::initializer_list<const Tensor*> tensors) {
+  std::optional<DType> dim, zero, wrapped;
+  for (const Tensor* t : tensors) {
+    const TensorImpl& i = t->impl();
+    if (i.wrapped_number) {
+      wrapped = promote_opt(wrapped, is_floating_point(i.dtype) ? default_dtype() : i.dtype);
+    } else if (i.sizes.empty()) {
+      zero = promote_opt(zero, i.dtype);
+    } else {
+      dim = promote_opt(dim, i.dtype);
+    }
+  }
+  return *combine(dim, combine(zero, wrapped));
+}
+
+DType result_type(const Tensor& a, const Tensor& b) { return result_type_of({&a, &b}); }
+DType result_type(const Tensor& a, const Scalar& b) {
+  Tensor s = wrap_scalar(b, Device(kCPU));
+  return result_type_of({&a, &s});
+}
+Shape broadcast_shapes(const Shape& a, const Shape& b) { return broadcast_shape("broadcast_shapes", a, b); }
+
+Tensor on_device(const Tensor& t, Device device) {
+  if (t.device() == device) return t;
+  Tensor moved = t.to(device);
+  moved.impl().wrapped_number = t.impl().wrapped_number;
+  return moved;
+}
+
+Device operand_device(const char* op, std::initializer_list<const Tensor*> tensors) {
+  const Tensor* main = nullptr;
+  for (const Tensor* t : tensors)
+    if (!(t->is_cpu() && t->dim() == 0)) {
+      main = t;
+      break;
+    }
+  if (!main) return Device(kCPU);
+  Device d = main->device();
+  for (const Tensor* t : tensors) {
+    if (t->device() != d && !(t->is_cpu() && t->dim() == 0)) return common_device(op, tensors);
+  }
+  return d;
+}
+
+void check_writable(const char* op, const Tensor& t) {
+  for (int64_t d = 0; d < t.dim(); ++d)
+    EMBER_CHECK(t.strides()[d] != 0 || t.sizes()[d] <= 1, "[", op,
+                "] unsupported operation: more than one element of the written-to tensor refers "
+                "to a single memory location. Please clone() the tensor before performing the "
+                "operation.");
+}
+
+// --- binary
+
+namespace {
+
+DType compute_dtype(BinaryOp op, DType common) {
+  if (op_kind(op) == OpKind::Float && !is_floating_point(common)) return default_dtype();
+  return common;
+}
+
+void check_bool_ops(BinaryOp op, DType common) {
+  EMBER_CHECK_KIND(DType, !(op == BinaryOp::Sub && common == kBool),
+                   "[sub] Subtraction, the `-` operator, with two bool tensors is not supported. "
+                   "Use the `^` or `logical_xor()` operator instead.");
+}
+
+Tensor binary(BinaryOp op, const Tensor& a0, const Tensor& b0) {
+  const char* name = op_name(op);
+  Device dev = operand_device(name, {&a0, &b0});
+  DType common = compute_dtype(op, result_type_of({&a0, &b0}));
+  check_bool_ops(op, common);
+  OpKind kind = op_kind(op);
+  DType out_dtype = kind == OpKind::Compare || kind == OpKind::Logical ? kBool : common;
+  Tensor a = on_device(a0, dev).to(common), b = on_device(b0, dev).to(common);
+  Shape shape = broadcast_shape(name, a.sizes(), b.sizes());
+  Tensor out = make_tensor(shape, out_dtype, dev);
+  if (out.numel() == 0) return out;
+  BroadcastView va(a, shape), vb(b, shape);
+  backend_for(dev.type()).binary(op, view_of(out), va.view, vb.view);
+  return out;
+}
+
+Tensor binary(BinaryOp op, const Tensor& a, const Scalar& b) {
+  return binary(op, a, wrap_scalar(b, a.device()));
+}
+
+Tensor& binary_(BinaryOp op, Tensor& self, const Tensor& other0) {
+  const char* name = op_name(op);
+  Device dev = operand_device(name, {&self, &other0});
+  EMBER_CHECK_KIND(Device, dev == self.device(),
+                   "Expected all tensors to be on the same device, but found at least two devices, ",
+                   other0.device(), " and ", self.device(), "! (in ", name, "_)");
+  DType common = compute_dtype(op, result_type_of({&self, &other0}));
+  check_bool_ops(op, common);
+  EMBER_CHECK_KIND(DType, can_cast(common, self.dtype()), "[", name, "_] result type ", common,
+                   " can't be cast to the desired output type ", self.dtype(),
+                   "; use the out-of-place ", name, "() instead");
+  Shape shape = broadcast_shape(name, self.sizes(), other0.sizes());
+  EMBER_CHECK_KIND(Shape, shape == self.sizes(), "[", name, "_] output with shape ",
+                   shape_str(self.sizes()), " doesn't match the broadcast shape ", shape_str(shape));
+  check_writable(name, self);
+  if (self.numel() == 0) return self;
+  if (common != self.dtype()) return self.copy_(binary(op, self, other0));
+  Tensor other = on_device(other0, dev).to(common);
+  BroadcastView vo(other, shape);
+  View vs = view_of(self);
+  backend_for(dev.type()).binary(op, vs, vs, vo.view);
+  return self;
+}
+
+Tensor unary(UnaryOp op, const Tensor& x, const UnaryParams& p = {},
+             std::optional<DType> compute = std::nullopt) {
+  DType dtype = compute.value_or(x.dtype());
+  if (op_kind(op) == OpKind::Float && !is_floating_point(dtype)) dtype = default_dtype();
+  Tensor xc = x.to(dtype);
+  Tensor out = make_tensor(x.sizes(), op_kind(op) == OpKind::Bool ? kBool : dtype, x.device());
+  if (out.numel() == 0) return out;
+  backend_for(x).unary(op, view_of(out), view_of(xc), p);
+  return out;
+}
+
+}  // namespace
+
+Tensor add(const Tensor& a, const Tensor& b, const Scalar& alpha) {
+  if (alpha.to_double() == 1 && !alpha.is_bool()) return binary(BinaryOp::Add, a, b);
+  return binary(BinaryOp::Add, a, binary(BinaryOp::Mul, b, alpha));
+}
+Tensor sub(const Tensor& a, const Tensor& b, const Scalar& alpha) {
+  if (alpha.to_double() == 1 && !alpha.is_bool()) return binary(BinaryOp::Sub, a, b);
+  return binary(BinaryOp::Sub, a, binary(BinaryOp::Mul, b, alpha));
+}
+Tensor mul(const Tensor& a, const Tensor& b) { return binary(BinaryOp::Mul, a, b); }
+Tensor div(const Tensor& a, const Tensor& b) { return binary(BinaryOp::Div, a, b); }
+Tensor pow(const Tensor& a, const Tensor& b) { return binary(BinaryOp::Pow, a, b); }
+Tensor pow(const Scalar& a, const Tensor& b) { return binary(BinaryOp::Pow, wrap_scalar(a, b.device()), b); }
+Tensor pow(const Tensor& x, const Scalar& e) {
+  DType dtype = result_type(x, e);
+  EMBER_CHECK(!(is_integral(dtype, true) && e.is_integral() && e.to_int() < 0),
+              "[pow] Integers to negative integer powers are not allowed.");
+  UnaryParams p{.a = e.to_double(), .has_a = true};
+  return unary(UnaryOp::PowScalar, x, p, dtype);
+}
+Tensor maximum(const Tensor& a, const Tensor& b) { return binary(BinaryOp::Maximum, a, b); }
+Tensor minimum(const Tensor& a, const Tensor& b) { return binary(BinaryOp::Minimum, a, b); }
+Tensor eq(const Tensor& a, const Tensor& b) { return binary(BinaryOp::Eq, a, b); }
+Tensor ne(const Tensor& a, const Tensor& b) { return binary(BinaryOp::Ne, a, b); }
+Tensor lt(const Tensor& a, const Tensor& b) { return binary(BinaryOp::Lt, a, b); }
+Tensor le(const Tensor& a, const Tensor& b) { return binary(BinaryOp::Le, a, b); }
+Tensor gt(const Tensor& a, const Tensor& b) { return binary(BinaryOp::Gt, a, b); }
+Tensor ge(const Tensor& a, const Tensor& b) { return binary(BinaryOp::Ge, a, b); }
+Tensor logical_and(const Tensor& a, const Tensor& b) { return binary(BinaryOp::LogicalAnd, a, b); }
+Tensor logical_or(const Tensor& a, const Tensor& b) { return binary(BinaryOp::LogicalOr, a, b); }
+Tensor logical_xor(const Tensor& a, const Tensor& b) { return binary(BinaryOp::LogicalXor, a, b); }
+
+// --- unary
+
+Tensor neg(const Tensor& x) {
+  EMBER_CHECK_KIND(DType, x.dtype() != kBool,
+                   "[neg] Negation, the `-` operator, on a bool tensor is not supported. If you are "
+                   "trying to invert a mask, use the `!` operator or logical_not() instead.");
+  return unary(UnaryOp::Neg, x);
+}
+Tensor abs(const Tensor& x) { return unary(UnaryOp::Abs, x); }
+Tensor exp(const Tensor& x) { return unary(UnaryOp::Exp, x); }
+Tensor log(const Tensor& x) { return unary(UnaryOp::Log, x); }
+Tensor sqrt(const Tensor& x) { return unary(UnaryOp::Sqrt, x); }
+Tensor rsqrt(const Tensor& x) { return unary(UnaryOp::Rsqrt, x); }
+Tensor relu(const Tensor& x) { return unary(UnaryOp::Relu, x); }
+Tensor sigmoid(const Tensor& x) { return unary(UnaryOp::Sigmoid, x); }
+Tensor tanh(const Tensor& x) { return unary(UnaryOp::Tanh, x); }
+Tensor gelu(const Tensor& x, const std::string& approximate) {
+  EMBER_CHECK(approximate == "none" || approximate == "tanh",
+              "[gelu] approximate must be \"none\" or \"tanh\", got \"", approximate, "\"");
+  return unary(UnaryOp::Gelu, x, UnaryParams{.a = approximate == "tanh" ? 1.0 : 0.0});
+}
+Tensor logical_not(const Tensor& x) { return unary(UnaryOp::LogicalNot, x); }
+
+namespace {
+UnaryParams clamp_params(const Tensor& x, const std::optional<Scalar>& lo,
+                         const std::optional<Scalar>& hi, DType* dtype) {
+  EMBER_CHECK(lo || hi, "[clamp] At least one of 'min' or 'max' must not be None");
+  DType t = x.dtype();
+  if (lo) t = promote_types(t, result_type(x, *lo));
+  if (hi) t = promote_types(t, result_type(x, *hi));
+  *dtype = t;
+  return UnaryParams{.a = lo ? lo->to_double() : 0, .b = hi ? hi->to_double() : 0,
+                     .has_a = lo.has_value(), .has_b = hi.has_value()};
+}
+}  // namespace
+
+Tensor clamp(const Tensor& x, std::optional<Scalar> lo, std::optional<Scalar> hi) {
+  DType dtype;
+  UnaryParams p = clamp_params(x, lo, hi, &dtype);
+  return unary(UnaryOp::Clamp, x, p, dtype);
+}
+
+Tensor& Tensor::clamp_(std::optional<Scalar> lo, std::optional<Scalar> hi) {
+  DType dtype;
+  UnaryParams p = clamp_params(*this, lo, hi, &dtype);
+  EMBER_CHECK_KIND(DType, can_cast(dtype, this->dtype()), "[clamp_] result type ", dtype,
+                   " can't be cast to the desired output type ", this->dtype());
+  check_writable("clamp_", *this);
+  if (numel() == 0) return *this;
+  View v = view_of(*this);
+  backend_for(*this).unary(UnaryOp::Clamp, v, v, p);
+  return *this;
+}
+
+// --- where and masked_fill
+
+Tensor where(const Tensor& cond0, const Tensor& a0, const Tensor& b0) {
+  EMBER_CHECK_KIND(DType, cond0.dtype() == kBool,
+                   "[where] expected condition to be a bool tensor, but got a tensor with dtype ",
+                   cond0.dtype(), "; compare it first, e.g. x > 0");
+  Device dev = operand_device("where", {&cond0, &a0, &b0});
+  DType common = result_type_of({&a0, &b0});
+  Tensor cond = on_device(cond0, dev);
+  Tensor a = on_device(a0, dev).to(common), b = on_device(b0, dev).to(common);
+  Shape shape = broadcast_shape("where", broadcast_shape("where", cond.sizes(), a.sizes()), b.sizes());
+  Tensor out = make_tensor(shape, common, dev);
+  if (out.numel() == 0) return out;
+  BroadcastView vc(cond, shape), va(a, shape), vb(b, shape);
+  backend_for(dev.type()).where(view_of(out), vc.view, va.view, vb.view);
+  return out;
+}
+Tensor where(const Tensor& c, const Scalar& a, const Tensor& b) {
+  return where(c, wrap_scalar(a, b.device()), b);
+}
+Tensor where(const Tensor& c, const Tensor& a, const Scalar& b) {
+  return where(c, a, wrap_scalar(b, a.device()));
+}
+
+Tensor masked_fill(const Tensor& x, const Tensor& mask, const Scalar& value) {
+  Tensor out = x.expand(broadcast_shape("masked_fill", x.sizes(), mask.sizes())).clone();
+  return out.masked_fill_(mask, value);
+}
+
+Tensor& Tensor::masked_fill_(const Tensor& mask0, const Scalar& value) {
+  EMBER_CHECK_KIND(DType, mask0.dtype() == kBool,
+                   "[masked_fill_] only supports boolean masks, but got mask with dtype ",
+                   mask0.dtype());
+  Device dev = operand_device("masked_fill_", {this, &mask0});
+  EMBER_CHECK_KIND(Device, dev == device(), "Expected all tensors to be on the same device, but "
+                   "found at least two devices, ", mask0.device(), " and ", device(), "! (in masked_fill_)");
+  Shape shape = broadcast_shape("masked_fill_", sizes(), mask0.sizes());
+  EMBER_CHECK_KIND(Shape, shape == sizes(), "[masked_fill_] mask of shape ", shape_str(mask0.sizes()),
+                   " can't be broadcast to the tensor's shape ", shape_str(sizes()));
+  check_writable("masked_fill_", *this);
+  if (numel() == 0) return *this;
+  Tensor mask = on_device(mask0, dev);
+  Tensor fill = make_tensor({}, dtype(), dev);
+  backend_for(dev.type()).fill(view_of(fill), value);
+  BroadcastView vm(mask, shape), vf(fill, shape);
+  View self = view_of(*this);
+  backend_for(dev.type()).where(self, vm.view, vf.view, self);
+  return *this;
+}
+
+// --- in-place methods
+
+Tensor& Tensor::add_(const Tensor& other, const Scalar& alpha) {
+  if (alpha.to_double() == 1 && !alpha.is_bool()) return binary_(BinaryOp::Add, *this, other);
+  return binary_(BinaryOp::Add, *this, binary(BinaryOp::Mul, other, alpha));
+}
+Tensor& Tensor::sub_(const Tensor& other, const Scalar& alpha) {
+  if (alpha.to_double() == 1 && !alpha.is_bool()) return binary_(BinaryOp::Sub, *this, other);
+  return binary_(BinaryOp::Sub, *this, binary(BinaryOp::Mul, other, alpha));
+}
+Tensor& Tensor::mul_(const Tensor& other) { return binary_(BinaryOp::Mul, *this, other); }
+Tensor& Tensor::div_(const Tensor& other) { return binary_(BinaryOp::Div, *this, other); }
+Tensor& Tensor::add_(const Scalar& other) { return binary_(BinaryOp::Add, *this, wrap_scalar(other, device())); }
+Tensor& Tensor::sub_(const Scalar& other) { return binary_(BinaryOp::Sub, *this, wrap_scalar(other, device())); }
+Tensor& Tensor::mul_(const Scalar& other) { return binary_(BinaryOp::Mul, *this, wrap_scalar(other, device())); }
+Tensor& Tensor::div_(const Scalar& other) { return binary_(BinaryOp::Div, *this, wrap_scalar(other, device())); }
+
+Tensor& Tensor::fill_(const Scalar& value) {
+  check_writable("fill_", *this);
+  if (numel() > 0) backend_for(*this).fill(view_of(*this), value);
+  return *this;
+}
+
+// --- operators
+
+Tensor operator+(const Tensor& a, const Tensor& b) { return binary(BinaryOp::Add, a, b); }
+Tensor operator-(const Tensor& a, const Tensor& b) { return binary(BinaryOp::Sub, a, b); }
+Tensor operator*(const Tensor& a, const Tensor& b) { return binary(BinaryOp::Mul, a, b); }
+Tensor operator/(const Tensor& a, const Tensor& b) { return binary(BinaryOp::Div, a, b); }
+Tensor operator+(const Tensor& a, const Scalar& b) { return binary(BinaryOp::Add, a, b); }
+Tensor operator-(const Tensor& a, const Scalar& b) { return binary(BinaryOp::Sub, a, b); }
+Tensor operator*(const Tensor& a, const Scalar& b) { return binary(BinaryOp::Mul, a, b); }
+Tensor operator/(const Tensor& a, const Scalar& b) { return binary(BinaryOp::Div, a, b); }
+Tensor operator+(const Scalar& a, const Tensor& b) { return binary(BinaryOp::Add, wrap_scalar(a, b.device()), b); }
+Tensor operator-(const Scalar& a, const Tensor& b) { return binary(BinaryOp::Sub, wrap_scalar(a, b.device()), b); }
+Tensor operator*(const Scalar& a, const Tensor& b) { return binary(BinaryOp::Mul, wrap_scalar(a, b.device()), b); }
+Tensor operator/(const Scalar& a, const Tensor& b) { return binary(BinaryOp::Div, wrap_scalar(a, b.device()), b); }
+Tensor operator-(const Tensor& x) { return neg(x); }
+Tensor operator==(const Tensor& a, const Tensor& b) { return eq(a, b); }
+Tensor operator!=(const Tensor& a, const Tensor& b) { return ne(a, b); }
+Tensor operator<(const Tensor& a, const Tensor& b) { return lt(a, b); }
+Tensor operator<=(const Tensor& a, const Tensor& b) { return le(a, b); }
+Tensor operator>(const Tensor& a, const Tensor& b) { return gt(a, b); }
+Tensor operator>=(const Tensor& a, const Tensor& b) { return ge(a, b); }
+Tensor operator==(const Tensor& a, const Scalar& b) { return binary(BinaryOp::Eq, a, b); }
+Tensor operator!=(const Tensor& a, const Scalar& b) { return binary(BinaryOp::Ne, a, b); }
+Tensor operator<(const Tensor& a, const Scalar& b) { return binary(BinaryOp::Lt, a, b); }
+Tensor operator<=(const Tensor& a, const Scalar& b) { return binary(BinaryOp::Le, a, b); }
+Tensor operator>(const Tensor& a, const Scalar& b) { return binary(BinaryOp::Gt, a, b); }
+Tensor operator>=(const Tensor& a, const Scalar& b) { return binary(BinaryOp::Ge, a, b); }
+Tensor operator&&(const Tensor& a, const Tensor& b) { return logical_and(a, b); }
+Tensor operator||(const Tensor& a, const Tensor& b) { return logical_or(a, b); }
+Tensor operator!(const Tensor& x) { return logical_not(x); }
+Tensor& operator+=(Tensor& a, const Tensor& b) { return a.add_(b); }
+Tensor& operator-=(Tensor& a, const Tensor& b) { return a.sub_(b); }
+Tensor& operator*=(Tensor& a, const Tensor& b) { return a.mul_(b); }
+Tensor& operator/=(Tensor& a, const Tensor& b) { return a.div_(b); }
+Tensor& operator+=(Tensor& a, const Scalar& b) { return a.add_(b); }
+Tensor& operator-=(Tensor& a, const Scalar& b) { return a.sub_(b); }
+Tensor& operator*=(Tensor& a, const Scalar& b) { return a.mul_(b); }
+Tensor& operator/=(Tensor& a, const Scalar& b) { return a.div_(b); }
+
+}  // namespace ember

@@ -1,0 +1,40 @@
+// ops/op_helpers.h: what op definitions share -- scalar wrapping, type promotion, broadcast views.
+#pragma once
+
+#include <initializer_list>
+
+#include "core/backend.h"
+#include "core/make_tensor.h"
+#include "core/shape.h"
+#include "ember/ops.h"
+
+namespace ember {
+
+// A 0-dim tensor holding s, marked as a wrapped number so it promotes like a Python scalar.
+Tensor wrap_scalar(const Scalar& s, Device device);
+// PyTorch's result_type over several tensors (dims > 0-dim tensors > wrapped numbers).
+DType result_type_of(std::initializer_list<const Tensor*> tensors);
+// Moves 0-dim CPU tensors onto `device` (PyTorch lets CPU scalars mix with GPU tensors).
+Tensor on_device(const Tensor& t, Device device);
+// The common device of op's operands, where 0-dim CPU tensors may go along with any device.
+Device operand_device(const char* op, std::initializer_list<const Tensor*> tensors);
+
+// A view of t read as `shape` (broadcast strides kept alive alongside).
+struct BroadcastView {
+  Shape strides;
+  View view;
+  BroadcastView(const Tensor& t, const Shape& shape) {
+    if (t.sizes() == shape) {
+      view = view_of(t);
+    } else {
+      strides = broadcast_strides(t, shape);
+      view = View{t.impl().data(), shape, strides, t.dtype()};
+    }
+  }
+  BroadcastView(const BroadcastView&) = delete;
+};
+
+// Throws when writing into t would write one memory location twice (an expanded view).
+void check_writable(const char* op, const Tensor& t);
+
+}  // namespace ember

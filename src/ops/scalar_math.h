@@ -1,0 +1,250 @@
+// ops/scalar_math.h: the scalar function of every element-wise op, usable on host and device.
+// The CPU loops and (later) the CUDA kernels are both instantiated from these functors.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <type_traits>
+
+#include "ops/op_tables.h"
+
+#if defined(__CUDACC__)
+#define EMBER_HOST_DEVICE __host__ __device__
+#else
+#define EMBER_HOST_DEVICE
+#endif
+
+namespace ember::math {
+
+template <class T>
+inline constexpr bool is_bool_v = std::is_same_v<T, bool>;
+template <class T>
+inline constexpr bool is_int_v = std::is_integral_v<T> && !is_bool_v<T>;
+
+// Integer arithmetic wraps around as in PyTorch (done in unsigned to stay defined).
+template <class T>
+EMBER_HOST_DEVICE T wrap_add(T a, T b) {
+  using U = std::make_unsigned_t<T>;
+  return static_cast<T>(static_cast<U>(static_cast<U>(a) + static_cast<U>(b)));
+}
+template <class T>
+EMBER_HOST_DEVICE T wrap_sub(T a, T b) {
+  using U = std::make_unsigned_t<T>;
+  return static_cast<T>(static_cast<U>(static_cast<U>(a) - static_cast<U>(b)));
+}
+template <class T>
+EMBER_HOST_DEVICE T wrap_mul(T a, T b) {
+  using U = std::conditional_t<sizeof(T) < sizeof(unsigned), unsigned, std::make_unsigned_t<T>>;
+  return static_cast<T>(static_cast<U>(static_cast<U>(a) * static_cast<U>(b)));
+}
+// Integer power by squaring; negative exponents give 0 except for bases 1 and -1.
+template <class T>
+EMBER_HOST_DEVICE T int_pow(T base, int64_t e) {
+  if (e < 0) {
+    if (base == T(1)) return T(1);
+    if constexpr (std::is_signed_v<T>) {
+      if (base == T(-1)) return (e & 1) ? T(-1) : T(1);
+    }
+    return T(0);
+  }
+  T result = T(1);
+  while (e) {
+    if (e & 1) result = wrap_mul(result, base);
+    base = wrap_mul(base, base);
+    e >>= 1;
+  }
+  return result;
+}
+
+// Every functor carries the op's parameters; most ignore them.
+struct ParamFn {
+  UnaryParams p;
+};
+
+struct NegFn : ParamFn {
+  template <class T>
+  EMBER_HOST_DEVICE T operator()(T x) const {
+    if constexpr (is_bool_v<T>) return x;
+    else if constexpr (is_int_v<T>) return wrap_sub(T(0), x);
+    else return -x;
+  }
+};
+struct AbsFn : ParamFn {
+  template <class T>
+  EMBER_HOST_DEVICE T operator()(T x) const {
+    if constexpr (std::is_unsigned_v<T> || is_bool_v<T>) return x;
+    else if constexpr (is_int_v<T>) return x < T(0) ? wrap_sub(T(0), x) : x;
+    else return std::fabs(x);
+  }
+};
+struct ExpFn : ParamFn {
+  template <class T>
+  EMBER_HOST_DEVICE T operator()(T x) const { return std::exp(x); }
+};
+struct LogFn : ParamFn {
+  template <class T>
+  EMBER_HOST_DEVICE T operator()(T x) const { return std::log(x); }
+};
+struct SqrtFn : ParamFn {
+  template <class T>
+  EMBER_HOST_DEVICE T operator()(T x) const { return std::sqrt(x); }
+};
+struct RsqrtFn : ParamFn {
+  template <class T>
+  EMBER_HOST_DEVICE T operator()(T x) const { return T(1) / std::sqrt(x); }
+};
+struct ReluFn : ParamFn {
+  template <class T>
+  EMBER_HOST_DEVICE T operator()(T x) const {
+    if constexpr (std::is_unsigned_v<T> || is_bool_v<T>) return x;
+    else return x < T(0) ? T(0) : x;  // NaN stays NaN
+  }
+};
+struct SigmoidFn : ParamFn {
+  template <class T>
+  EMBER_HOST_DEVICE T operator()(T x) const { return T(1) / (T(1) + std::exp(-x)); }
+};
+struct TanhFn : ParamFn {
+  template <class T>
+  EMBER_HOST_DEVICE T operator()(T x) const { return std::tanh(x); }
+};
+// p.a == 1 selects the tanh approximation.
+struct GeluFn : ParamFn {
+  template <class T>
+  EMBER_HOST_DEVICE T operator()(T x) const {
+    if (p.a == 1) {
+      const T k = T(0.7978845608028654);  // sqrt(2 / pi)
+      return T(0.5) * x * (T(1) + std::tanh(k * (x + T(0.044715) * x * x * x)));
+    }
+    return T(0.5) * x * (T(1) + std::erf(x * T(0.7071067811865476)));
+  }
+};
+// Bounds p.a (min) and p.b (max), each optional; NaN propagates; min > max gives max.
+struct ClampFn : ParamFn {
+  template <class T>
+  EMBER_HOST_DEVICE T operator()(T x) const {
+    if (p.has_a && x < static_cast<T>(p.a)) x = static_cast<T>(p.a);
+    if (p.has_b && x > static_cast<T>(p.b)) x = static_cast<T>(p.b);
+    return x;
+  }
+};
+// x ** p.a
+struct PowScalarFn : ParamFn {
+  template <class T>
+  EMBER_HOST_DEVICE T operator()(T x) const {
+    if constexpr (is_bool_v<T>) return p.a == 0 ? true : x;
+    else if constexpr (is_int_v<T>) return int_pow(x, static_cast<int64_t>(p.a));
+    else {
+      if (p.a == 2) return x * x;
+      if (p.a == 1) return x;
+      if (p.a == 0.5) return std::sqrt(x);
+      if (p.a == -1) return T(1) / x;
+      return std::pow(x, static_cast<T>(p.a));
+    }
+  }
+};
+struct LogicalNotFn : ParamFn {
+  template <class T>
+  EMBER_HOST_DEVICE bool operator()(T x) const { return !static_cast<bool>(x); }
+};
+
+struct AddFn {
+  template <class T>
+  EMBER_HOST_DEVICE T operator()(T a, T b) const {
+    if constexpr (is_bool_v<T>) return a || b;
+    else if constexpr (is_int_v<T>) return wrap_add(a, b);
+    else return a + b;
+  }
+};
+struct SubFn {
+  template <class T>
+  EMBER_HOST_DEVICE T operator()(T a, T b) const {
+    if constexpr (is_bool_v<T>) return a != b;
+    else if constexpr (is_int_v<T>) return wrap_sub(a, b);
+    else return a - b;
+  }
+};
+struct MulFn {
+  template <class T>
+  EMBER_HOST_DEVICE T operator()(T a, T b) const {
+    if constexpr (is_bool_v<T>) return a && b;
+    else if constexpr (is_int_v<T>) return wrap_mul(a, b);
+    else return a * b;
+  }
+};
+struct DivFn {
+  template <class T>
+  EMBER_HOST_DEVICE T operator()(T a, T b) const { return a / b; }
+};
+struct PowFn {
+  template <class T>
+  EMBER_HOST_DEVICE T operator()(T a, T b) const {
+    if constexpr (is_bool_v<T>) return a || !b;
+    else if constexpr (is_int_v<T>) return int_pow(a, static_cast<int64_t>(b));
+    else return b == T(2) ? a * a : std::pow(a, b);
+  }
+};
+struct MaximumFn {
+  template <class T>
+  EMBER_HOST_DEVICE T operator()(T a, T b) const {
+    if constexpr (std::is_floating_point_v<T>) {
+      if (a != a) return a;
+      if (b != b) return b;
+    }
+    return a > b ? a : b;
+  }
+};
+struct MinimumFn {
+  template <class T>
+  EMBER_HOST_DEVICE T operator()(T a, T b) const {
+    if constexpr (std::is_floating_point_v<T>) {
+      if (a != a) return a;
+      if (b != b) return b;
+    }
+    return a < b ? a : b;
+  }
+};
+struct EqFn {
+  template <class T>
+  EMBER_HOST_DEVICE bool operator()(T a, T b) const { return a == b; }
+};
+struct NeFn {
+  template <class T>
+  EMBER_HOST_DEVICE bool operator()(T a, T b) const { return a != b; }
+};
+struct LtFn {
+  template <class T>
+  EMBER_HOST_DEVICE bool operator()(T a, T b) const { return a < b; }
+};
+struct LeFn {
+  template <class T>
+  EMBER_HOST_DEVICE bool operator()(T a, T b) const { return a <= b; }
+};
+struct GtFn {
+  template <class T>
+  EMBER_HOST_DEVICE bool operator()(T a, T b) const { return a > b; }
+};
+struct GeFn {
+  template <class T>
+  EMBER_HOST_DEVICE bool operator()(T a, T b) const { return a >= b; }
+};
+struct LogicalAndFn {
+  template <class T>
+  EMBER_HOST_DEVICE bool operator()(T a, T b) const {
+    return static_cast<bool>(a) && static_cast<bool>(b);
+  }
+};
+struct LogicalOrFn {
+  template <class T>
+  EMBER_HOST_DEVICE bool operator()(T a, T b) const {
+    return static_cast<bool>(a) || static_cast<bool>(b);
+  }
+};
+struct LogicalXorFn {
+  template <class T>
+  EMBER_HOST_DEVICE bool operator()(T a, T b) const {
+    return static_cast<bool>(a) != static_cast<bool>(b);
+  }
+};
+
+}  // namespace ember::math
