@@ -13,7 +13,7 @@ namespace ember {
 
 // Where and what a new tensor is: `{.dtype = kFloat64, .device = device}`.
 struct TensorOptions {
-  std::optional<DType> dtype;  // unset: float32, or inferred from the values given
+  std::optional<DType> dtype = std::nullopt;  // unset: float32, or inferred from the values
   Device device = kCPU;
 };
 
