@@ -63,8 +63,7 @@ TEST(Availability, AnswersWithoutCrashing) {
 
 TEST(Availability, BestDeviceIsCudaWhenAvailableElseCpu) {
   Device d = best_device();
-  if (cuda::is_available()) EXPECT_EQ(d, Device("cuda:0"));
-  else EXPECT_EQ(d, Device("cpu"));
+  EXPECT_EQ(d, cuda::is_available() ? Device("cuda:0") : Device("cpu"));
   // The tutorial's pattern, spelled out, agrees with the one call.
   Device pattern(cuda::is_available() ? "cuda" : "cpu");
   EXPECT_EQ(tensor({1.0}).to(pattern).device(), d);

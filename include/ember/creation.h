@@ -113,6 +113,10 @@ template <class T>
 Tensor from_vector(const std::vector<T>& values, std::optional<Shape> shape,
                    const TensorOptions& options) {
   Shape s = shape ? *shape : Shape{static_cast<int64_t>(values.size())};
+  int64_t n = 1;
+  for (int64_t d : s) n *= d;
+  EMBER_CHECK_KIND(Shape, n == static_cast<int64_t>(values.size()), "[from_vector] shape ",
+                   shape_str(s), " holds ", n, " elements but the vector has ", values.size());
   if constexpr (std::is_same_v<T, bool>) {
     std::vector<uint8_t> bytes(values.begin(), values.end());
     Tensor t = from_blob_copy(bytes.data(), kBool, s, {.device = kCPU});

@@ -43,15 +43,21 @@ struct TensorImpl {
 
 class Tensor;
 namespace indexing {
+struct NoneIndex {};
+struct EllipsisIndex {};
+// Slice(start, stop, step); an omitted bound is std::nullopt or None, as in Slice(1, None).
 struct Slice {
   std::optional<int64_t> start, stop;
   int64_t step = 1;
   Slice(std::optional<int64_t> start_ = std::nullopt, std::optional<int64_t> stop_ = std::nullopt,
         int64_t step_ = 1)
       : start(start_), stop(stop_), step(step_) {}
+  Slice(NoneIndex, std::optional<int64_t> stop_ = std::nullopt, int64_t step_ = 1)
+      : stop(stop_), step(step_) {}
+  Slice(std::optional<int64_t> start_, NoneIndex, int64_t step_ = 1)
+      : start(start_), step(step_) {}
+  Slice(NoneIndex, NoneIndex, int64_t step_ = 1) : step(step_) {}
 };
-struct NoneIndex {};
-struct EllipsisIndex {};
 inline constexpr NoneIndex None{};
 inline constexpr EllipsisIndex Ellipsis{};
 // One entry of t.index({...}): an integer, a Slice, None (new axis) or Ellipsis.
@@ -155,6 +161,10 @@ class Tensor {
   Tensor sub(const Tensor& other, const Scalar& alpha = 1) const;
   Tensor mul(const Tensor& other) const;
   Tensor div(const Tensor& other) const;
+  Tensor add(const Scalar& other) const;
+  Tensor sub(const Scalar& other) const;
+  Tensor mul(const Scalar& other) const;
+  Tensor div(const Scalar& other) const;
   Tensor pow(const Tensor& exponent) const;
   Tensor pow(const Scalar& exponent) const;
   Tensor maximum(const Tensor& other) const;

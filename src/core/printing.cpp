@@ -21,22 +21,23 @@ class Formatter {
       for (const Scalar& v : values) width_ = std::max(width_, format(v).size());
       return;
     }
-    double lo = INFINITY, hi = 0;
+    // As PyTorch: the mode and the width come from the nonzero finite values only.
+    std::vector<double> shown;
     bool int_mode = true;
+    double lo = INFINITY, hi = 0;
     for (const Scalar& s : values) {
       double v = s.to_double();
       if (!std::isfinite(v) || v == 0) continue;
+      shown.push_back(v);
       lo = std::min(lo, std::fabs(v));
       hi = std::max(hi, std::fabs(v));
       int_mode &= std::ceil(v) == v;
     }
-    if (hi > 0) {
-      sci_ = hi / lo > 1000.0 || hi > 1e8 || (!int_mode && lo < 1e-4);
-      int_mode_ = int_mode && !sci_;
-    } else {
-      int_mode_ = true;
-    }
-    for (const Scalar& v : values) width_ = std::max(width_, format(v).size());
+    int_mode_ = true;
+    if (shown.empty()) return;
+    sci_ = hi / lo > 1000.0 || hi > 1e8 || (!int_mode && lo < 1e-4);
+    int_mode_ = int_mode && !sci_;
+    for (double v : shown) width_ = std::max(width_, format(v).size());
   }
 
   std::string format(const Scalar& s) const {
@@ -60,7 +61,7 @@ class Formatter {
  private:
   bool floating_, bool_;
   bool sci_ = false, int_mode_ = false;
-  size_t width_ = 0;
+  size_t width_ = 1;
 };
 
 Scalar value_at(const Tensor& t) { return t.item(); }

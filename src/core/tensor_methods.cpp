@@ -7,6 +7,10 @@ Tensor Tensor::add(const Tensor& o, const Scalar& alpha) const { return ember::a
 Tensor Tensor::sub(const Tensor& o, const Scalar& alpha) const { return ember::sub(*this, o, alpha); }
 Tensor Tensor::mul(const Tensor& o) const { return ember::mul(*this, o); }
 Tensor Tensor::div(const Tensor& o) const { return ember::div(*this, o); }
+Tensor Tensor::add(const Scalar& o) const { return *this + o; }
+Tensor Tensor::sub(const Scalar& o) const { return *this - o; }
+Tensor Tensor::mul(const Scalar& o) const { return *this * o; }
+Tensor Tensor::div(const Scalar& o) const { return *this / o; }
 Tensor Tensor::pow(const Tensor& e) const { return ember::pow(*this, e); }
 Tensor Tensor::pow(const Scalar& e) const { return ember::pow(*this, e); }
 Tensor Tensor::maximum(const Tensor& o) const { return ember::maximum(*this, o); }

@@ -1,6 +1,7 @@
 // ops/creation.cpp: tensors from values, filled tensors, ranges, and the _like forms.
 #include <cmath>
 #include <cstring>
+#include <string>
 
 #include "ops/op_helpers.h"
 
@@ -15,8 +16,19 @@ Tensor new_tensor(const Shape& shape, DType dtype, Device device) {
   return make_tensor(shape, dtype, resolve_device(device));
 }
 
-// Walks nested values: fills `shape` from the first path, checks the rest match, and notes kinds.
-void infer_shape(const NestedValues& v, size_t depth, Shape& shape, bool& any_float, bool& any_int) {
+// The shape along the first path (first element at every level), as torch.tensor infers it.
+Shape first_path_shape(const NestedValues& v) {
+  Shape shape;
+  for (const NestedValues* p = &v; !p->is_scalar(); p = &p->list().front()) {
+    shape.push_back(static_cast<int64_t>(p->list().size()));
+    if (p->list().empty()) break;
+  }
+  return shape;
+}
+
+// Checks every path matches `shape` (numbers exactly at its depth) and notes the kinds of values.
+void check_shape(const NestedValues& v, size_t depth, const Shape& shape, bool& any_float,
+                 bool& any_int) {
   if (v.is_scalar()) {
     EMBER_CHECK_KIND(Shape, depth == shape.size(), "[tensor] expected a sequence at dim ", depth,
                      " but got a number; all rows must have the same nesting");
@@ -25,14 +37,11 @@ void infer_shape(const NestedValues& v, size_t depth, Shape& shape, bool& any_fl
     return;
   }
   int64_t n = static_cast<int64_t>(v.list().size());
-  if (depth == shape.size()) {
-    shape.push_back(n);
-  } else {
-    EMBER_CHECK_KIND(Shape, depth < shape.size() && shape[depth] == n, "[tensor] expected sequence "
-                     "of length ", depth < shape.size() ? shape[depth] : 0, " at dim ", depth,
-                     " (got ", n, ")");
-  }
-  for (const auto& child : v.list()) infer_shape(child, depth + 1, shape, any_float, any_int);
+  EMBER_CHECK_KIND(Shape, depth < shape.size() && shape[depth] == n, "[tensor] expected ",
+                   depth < shape.size() ? "sequence of length " + std::to_string(shape[depth])
+                                        : std::string("a number"),
+                   " at dim ", depth, " (got a sequence of length ", n, ")");
+  for (const auto& child : v.list()) check_shape(child, depth + 1, shape, any_float, any_int);
 }
 
 template <class T>
@@ -54,9 +63,9 @@ TensorOptions like_options(const Tensor& t, const std::optional<TensorOptions>& 
 }  // namespace
 
 Tensor tensor(const NestedValues& values, const TensorOptions& options) {
-  Shape shape;
+  Shape shape = first_path_shape(values);
   bool any_float = false, any_int = false;
-  infer_shape(values, 0, shape, any_float, any_int);
+  check_shape(values, 0, shape, any_float, any_int);
   // An empty list gives float32, as torch.tensor([]) does.
   DType inferred = any_float || !(any_int || shape_numel(shape) > 0) ? default_dtype()
                    : any_int ? kInt64 : kBool;
@@ -131,6 +140,7 @@ Tensor linspace(double start, double end, int64_t steps, const TensorOptions& op
   for (int64_t i = 0; i < steps; ++i)  // from both ends, so the last value is exactly `end`
     p[i] = i < steps / 2 ? start + step * static_cast<double>(i)
                          : end - step * static_cast<double>(steps - 1 - i);
+  if (steps == 1) p[0] = start;  // torch.linspace(start, end, 1) is [start], not [end]
   return host.to(options.device, dtype);
 }
 

@@ -121,7 +121,8 @@ Tensor binary(BinaryOp op, const Tensor& a, const Scalar& b) {
 
 Tensor& binary_(BinaryOp op, Tensor& self, const Tensor& other0) {
   const char* name = op_name(op);
-  Device dev = operand_device(name, {&self, &other0});
+  const std::string inplace = std::string(name) + "_";
+  Device dev = operand_device(inplace.c_str(), {&self, &other0});
   EMBER_CHECK_KIND(Device, dev == self.device(),
                    "Expected all tensors to be on the same device, but found at least two devices, ",
                    other0.device(), " and ", self.device(), "! (in ", name, "_)");

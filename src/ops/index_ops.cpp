@@ -26,23 +26,30 @@ void check_bounds(const char* op, const Tensor& index, int64_t size, int64_t dim
 
 Tensor cat(const std::vector<Tensor>& tensors, int64_t dim) {
   EMBER_CHECK(!tensors.empty(), "[cat] expected a non-empty list of Tensors");
-  // PyTorch skips legacy 1-D empty tensors when other tensors have more dims.
+  // PyTorch skips legacy 1-D empty tensors when other tensors have more dims, but they still take
+  // part in type promotion (result_type over all inputs in aten's cat meta function).
   std::vector<const Tensor*> parts;
-  for (const Tensor& t : tensors)
-    if (!(t.dim() == 1 && t.numel() == 0)) parts.push_back(&t);
-  if (parts.empty()) return tensors[0].clone();
+  std::vector<size_t> positions;  // of parts in `tensors`, for messages
+  DType dtype = tensors[0].dtype();
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    const Tensor& t = tensors[i];
+    dtype = promote_types(dtype, t.dtype());
+    if (t.dim() == 1 && t.numel() == 0) continue;
+    parts.push_back(&t);
+    positions.push_back(i);
+  }
+  if (parts.empty()) return tensors[0].to(dtype, false, true);
   const Tensor& ref = *parts[0];
-  EMBER_CHECK_KIND(Shape, ref.dim() > 0, "[cat] zero-dimensional tensor (at position 0) cannot be "
-                   "concatenated; use stack() or unsqueeze it first");
+  EMBER_CHECK_KIND(Shape, ref.dim() > 0, "[cat] zero-dimensional tensor (at position ",
+                   positions[0], ") cannot be concatenated; use stack() or unsqueeze it first");
   int64_t d = wrap_dim("cat", dim, ref.dim());
   Device device = ref.device();
-  DType dtype = ref.dtype();
   Shape shape = ref.sizes();
   shape[d] = 0;
-  for (size_t i = 0; i < parts.size(); ++i) {
-    const Tensor& t = *parts[i];
+  for (size_t p = 0; p < parts.size(); ++p) {
+    const Tensor& t = *parts[p];
+    size_t i = positions[p];
     common_device("cat", {&ref, &t});
-    dtype = promote_types(dtype, t.dtype());
     EMBER_CHECK_KIND(Shape, t.dim() == ref.dim(), "[cat] Tensors must have same number of "
                      "dimensions: got ", ref.dim(), " and ", t.dim());
     for (int64_t k = 0; k < t.dim(); ++k)
@@ -80,6 +87,8 @@ Tensor index_select(const Tensor& x, int64_t dim, const Tensor& index0) {
                    index0.dim(), "-D of shape ", shape_str(index0.sizes()));
   Tensor index = as_index("index_select", index0).reshape({-1});
   int64_t d = wrap_dim("index_select", dim, x.dim());
+  EMBER_CHECK_KIND(Index, x.dim() > 0 || index.numel() == 1, "[index_select] Index to scalar can "
+                   "have only 1 value, got ", index.numel(), " value(s)");
   int64_t size = x.dim() == 0 ? 1 : x.size(d);
   check_bounds("index_select", index, size, d);
   Shape shape = x.sizes();

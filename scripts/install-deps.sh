@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# scripts/install-deps.sh: installs the Debian 12 packages ember builds and tests with (as root).
+set -euo pipefail
+packages=(g++ cmake ninja-build libopenblas-dev libgtest-dev libgmock-dev)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "installing: ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi

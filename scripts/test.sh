@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# scripts/test.sh: the whole test suite -- installs packages, builds (release) and runs CTest.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/install-deps.sh
+cmake --preset release -DEMBER_BUILD_TESTS=ON -DEMBER_BUILD_EXAMPLES=ON >/dev/null
+cmake --build --preset release
+ctest --preset release -j "$(nproc)"
