@@ -15,6 +15,7 @@ namespace ember {
 struct TensorOptions {
   std::optional<DType> dtype = std::nullopt;  // unset: float32, or inferred from the values
   Device device = kCPU;
+  bool requires_grad = false;
 };
 
 // Values for ember::tensor, nested as deep as the tensor: {{1.0, 2.0}, {3.0, 4.0}}.

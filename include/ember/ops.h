@@ -8,6 +8,7 @@
 #include <tuple>
 #include <vector>
 
+#include "ember/autograd.h"
 #include "ember/creation.h"
 #include "ember/tensor.h"
 
@@ -51,6 +52,8 @@ Tensor tanh(const Tensor& x);
 // approximate: "none" (erf form) or "tanh".
 Tensor gelu(const Tensor& x, const std::string& approximate = "none");
 Tensor logical_not(const Tensor& x);
+Tensor sign(const Tensor& x);
+Tensor leaky_relu(const Tensor& x, double negative_slope = 0.01);
 Tensor clamp(const Tensor& x, std::optional<Scalar> min, std::optional<Scalar> max = std::nullopt);
 Tensor where(const Tensor& condition, const Tensor& a, const Tensor& b);
 Tensor where(const Tensor& condition, const Scalar& a, const Tensor& b);

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 
 #include "ember/device.h"
@@ -21,12 +22,16 @@ class Storage {
   void* data() const { return data_; }
   size_t nbytes() const { return nbytes_; }
   Device device() const { return device_; }
+  // Bumped by every in-place write, so autograd can tell saved tensors were changed.
+  uint64_t version() const { return version_; }
+  void bump_version() { ++version_; }
 
  private:
   void* data_;
   size_t nbytes_;
   Device device_;
   std::function<void(void*)> deleter_;
+  uint64_t version_ = 0;
 };
 
 }  // namespace ember

@@ -23,6 +23,11 @@ using Shape = std::vector<int64_t>;
 // "[2, 3]", the way PyTorch prints sizes in messages.
 std::string shape_str(const Shape& shape);
 
+namespace autograd {
+class Node;
+struct AutogradMeta;
+}  // namespace autograd
+
 struct TensorImpl {
   std::shared_ptr<Storage> storage;
   Shape sizes;
@@ -30,6 +35,8 @@ struct TensorImpl {
   int64_t offset = 0;  // in elements
   DType dtype = kFloat32;
   bool wrapped_number = false;  // a Scalar turned into a 0-dim tensor, for type promotion
+  std::shared_ptr<autograd::AutogradMeta> autograd;  // null until autograd is involved
+  std::shared_ptr<TensorImpl> view_base;  // views: the tensor whose storage they view
 
   int64_t numel() const {
     int64_t n = 1;
@@ -112,6 +119,28 @@ class Tensor {
     EMBER_CHECK(impl_ != nullptr, "[Tensor] this tensor is undefined (default-constructed)");
     return *impl_;
   }
+  const std::shared_ptr<TensorImpl>& impl_ptr() const { return impl_; }
+
+  // --- autograd (see autograd.h)
+  bool requires_grad() const;
+  Tensor& requires_grad_(bool requires_grad = true);
+  // The accumulated gradient of a leaf (undefined until backward reaches it).
+  const Tensor& grad() const;
+  Tensor& mutable_grad();
+  std::shared_ptr<autograd::Node> grad_fn() const;
+  bool is_leaf() const;
+  // Gradient of this tensor w.r.t. the leaves; `gradient` may be omitted for one-element tensors.
+  void backward(const Tensor& gradient = Tensor(), bool retain_graph = false) const;
+  // The same data, cut from the graph (shares storage).
+  Tensor detach() const;
+  Tensor& detach_();
+  // Keeps grad() for a non-leaf tensor after backward.
+  void retain_grad() const;
+  bool retains_grad() const;
+  // Replaces this tensor's data (storage, sizes, dtype, device) keeping its identity and autograd
+  // state, as Module::to does for parameters.
+  void set_data(const Tensor& new_data) const;
+  uint64_t _version() const { return impl().storage->version(); }
 
   // --- host access (the tutorial's "Moving Tensors Back to CPU")
   Scalar item() const;  // copies the one value back from any device
@@ -241,6 +270,12 @@ class Tensor {
   std::string str() const;
 
  private:
+  // copy_ without the autograd and version bookkeeping.
+  void copy_data(const Tensor& src, bool non_blocking) const;
+  // src read as `sizes` in `dtype` on `device` (default: src's device), as a new tensor.
+  static Tensor converted(const Tensor& src, const Shape& sizes, DType dtype,
+                          std::optional<Device> device = std::nullopt);
+
   std::shared_ptr<TensorImpl> impl_;
 };
 

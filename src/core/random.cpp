@@ -2,6 +2,7 @@
 #include <map>
 #include <mutex>
 
+#include "autograd/function.h"
 #include "core/philox.h"
 #include "ember/cuda.h"
 #include "ops/op_helpers.h"
@@ -36,6 +37,7 @@ namespace {
 
 void fill_random(RandomKind kind, Tensor& t, double a, double b, Generator* gen) {
   if (t.numel() == 0) return;
+  t.storage()->bump_version();
   Generator& g = gen ? *gen : default_generator(t.device());
   Tensor dst = t.is_contiguous() ? t : make_tensor(t.sizes(), t.dtype(), t.device());
   uint64_t counter = g.advance(random_counters(kind, t.dtype(), t.numel()));
@@ -44,7 +46,7 @@ void fill_random(RandomKind kind, Tensor& t, double a, double b, Generator* gen)
 }
 
 Tensor float_tensor(const char* op, const Shape& shape, const TensorOptions& options) {
-  Tensor t = empty(shape, options);
+  Tensor t = empty(shape, {.dtype = options.dtype, .device = options.device});
   EMBER_CHECK_KIND(DType, t.is_floating_point(), "[", op, "] is only implemented for floating "
                    "point dtypes, got ", t.dtype());
   return t;
@@ -55,13 +57,13 @@ Tensor float_tensor(const char* op, const Shape& shape, const TensorOptions& opt
 Tensor rand(const Shape& shape, const TensorOptions& options, Generator* gen) {
   Tensor t = float_tensor("rand", shape, options);
   fill_random(RandomKind::Uniform, t, 0, 1, gen);
-  return t;
+  return options.requires_grad ? t.requires_grad_() : t;
 }
 
 Tensor randn(const Shape& shape, const TensorOptions& options, Generator* gen) {
   Tensor t = float_tensor("randn", shape, options);
   fill_random(RandomKind::Normal, t, 0, 1, gen);
-  return t;
+  return options.requires_grad ? t.requires_grad_() : t;
 }
 
 Tensor randint(int64_t low, int64_t high, const Shape& shape, const TensorOptions& options,
@@ -96,6 +98,7 @@ Tensor& uniform_(Tensor& t, double from, double to, Generator* gen) {
   EMBER_CHECK_KIND(DType, t.is_floating_point(), "[uniform_] expects a floating point tensor, got ",
                    t.dtype());
   EMBER_CHECK(from <= to, "[uniform_] expects from <= to, but got from=", from, " > to=", to);
+  autograd::check_inplace("uniform_", t);
   fill_random(RandomKind::Uniform, t, from, to, gen);
   return t;
 }
@@ -104,6 +107,7 @@ Tensor& normal_(Tensor& t, double mean, double std, Generator* gen) {
   EMBER_CHECK_KIND(DType, t.is_floating_point(), "[normal_] expects a floating point tensor, got ",
                    t.dtype());
   EMBER_CHECK(std >= 0, "[normal_] expects std >= 0.0, but found std ", std);
+  autograd::check_inplace("normal_", t);
   fill_random(RandomKind::Normal, t, mean, std, gen);
   return t;
 }

@@ -1,6 +1,7 @@
 // core/tensor.cpp: tensor allocation, host access, copies and moves between devices and dtypes.
 #include <cstring>
 
+#include "autograd/function.h"
 #include "core/backend.h"
 #include "core/make_tensor.h"
 #include "core/shape.h"
@@ -25,6 +26,8 @@ Tensor make_view(const Tensor& base, Shape sizes, Shape strides, int64_t offset)
   impl->strides = std::move(strides);
   impl->offset = offset;
   impl->dtype = base.dtype();
+  const auto& root = base.impl().view_base;
+  impl->view_base = root ? root : base.impl_ptr();
   return Tensor(std::move(impl));
 }
 
@@ -91,6 +94,13 @@ Tensor Tensor::to(DType dtype, bool non_blocking, bool copy) const {
   return to(device(), dtype, non_blocking, copy);
 }
 
+Tensor Tensor::converted(const Tensor& src, const Shape& sizes, DType dtype,
+                         std::optional<Device> device) {
+  Tensor out = make_tensor(sizes, dtype, device.value_or(src.device()));
+  out.copy_data(src, false);
+  return out;
+}
+
 Tensor Tensor::clone() const {
   Tensor out = make_tensor(sizes(), dtype(), device());
   out.copy_(*this);
@@ -103,34 +113,45 @@ Tensor& Tensor::copy_(const Tensor& src, bool non_blocking) {
   EMBER_CHECK_KIND(Shape, broadcast_shape("copy_", sizes(), src.sizes()) == sizes(),
                    "[copy_] source of shape ", shape_str(src.sizes()),
                    " can't be broadcast to the destination shape ", shape_str(sizes()));
+  storage()->bump_version();
+  autograd::record_inplace("CopyBackwards", *this, {&src},
+                           [src_sizes = src.sizes(), src_device = src.device(),
+                            src_dtype = src.dtype()](const Tensor& g) -> std::vector<Tensor> {
+                             return {Tensor(), autograd::sum_to(g, src_sizes).to(src_device, src_dtype)};
+                           });
+  autograd::NoGradGuard no_grad;
+  copy_data(src, non_blocking);
+  return *this;
+}
+
+void Tensor::copy_data(const Tensor& src, bool non_blocking) const {
   Device dd = device(), sd = src.device();
-  if (numel() == 0) return *this;
+  if (numel() == 0) return;
   if (dd == sd) {
     Shape strides = broadcast_strides(src, sizes());
     backend_for(dd.type()).copy(view_of(*this), View{src.impl().data(), sizes(), strides, src.dtype()});
-    return *this;
+    return;
   }
   bool direct = is_contiguous();
   if (sd.is_cpu()) {  // host -> device
     Tensor host = src.dtype() == dtype() && src.sizes() == sizes() && src.is_contiguous()
                       ? src
-                      : make_tensor(sizes(), dtype(), sd).copy_(src);
+                      : converted(src, sizes(), dtype());
     Tensor dst = direct ? *this : make_tensor(sizes(), dtype(), dd);
     backend_for(dd.type()).copy_from_host(dst.impl().data(), host.impl().data(), nbytes(),
                                           dd.index(), non_blocking);
-    if (!direct) copy_(dst);
+    if (!direct) copy_data(dst, false);
   } else if (dd.is_cpu()) {  // device -> host
     Tensor dev = src.dtype() == dtype() && src.sizes() == sizes() && src.is_contiguous()
                      ? src
-                     : make_tensor(sizes(), dtype(), sd).copy_(src);
+                     : converted(src, sizes(), dtype());
     Tensor dst = direct ? *this : make_tensor(sizes(), dtype(), dd);
     backend_for(sd.type()).copy_to_host(dst.impl().data(), dev.impl().data(), nbytes(),
                                         sd.index(), non_blocking);
-    if (!direct) copy_(dst);
+    if (!direct) copy_data(dst, false);
   } else {  // between two devices, through the host
-    copy_(src.to(Device(kCPU)), non_blocking);
+    copy_data(converted(src, src.sizes(), src.dtype(), Device(kCPU)), non_blocking);
   }
-  return *this;
 }
 
 std::ostream& operator<<(std::ostream& os, const Tensor& t) { return os << t.str(); }

@@ -1,11 +1,40 @@
 // core/views.cpp: ops that return a view of the same storage (no data is copied).
 #include <algorithm>
 
+#include "autograd/function.h"
 #include "core/make_tensor.h"
 #include "core/shape.h"
+#include "ember/creation.h"
 #include "ember/tensor.h"
 
 namespace ember {
+
+namespace {
+
+// A view of x recorded for autograd with backward `fn`.
+Tensor as_view(const Tensor& x, Shape sizes, Shape strides, int64_t offset, const char* name,
+               autograd::BackwardFn fn) {
+  Tensor out = make_view(x, std::move(sizes), std::move(strides), offset);
+  autograd::record(name, {&x}, out, std::move(fn));
+  return out;
+}
+
+autograd::BackwardFn reshape_back(const Tensor& x) {
+  return [sizes = x.sizes()](const Tensor& g) -> std::vector<Tensor> { return {g.reshape(sizes)}; };
+}
+
+// Backward of a view that picks part of x: zeros with the part filled from the gradient.
+template <class Pick>
+autograd::BackwardFn scatter_back(const Tensor& x, Pick pick) {
+  return [sizes = x.sizes(), dtype = x.dtype(), device = x.device(),
+          pick](const Tensor& g) -> std::vector<Tensor> {
+    Tensor r = zeros(sizes, {.dtype = dtype, .device = device});
+    pick(r).copy_(g);
+    return {r};
+  };
+}
+
+}  // namespace
 
 Tensor Tensor::view(const Shape& shape) const {
   Shape sizes = infer_size("view", shape, numel());
@@ -15,13 +44,15 @@ Tensor Tensor::view(const Shape& shape) const {
                    " and stride ", shape_str(this->strides()),
                    " (at least one dimension spans across two contiguous subspaces). Use "
                    ".reshape(...) instead.");
-  return make_view(*this, std::move(sizes), std::move(*strides), storage_offset());
+  return as_view(*this, std::move(sizes), std::move(*strides), storage_offset(), "ViewBackward0",
+                 reshape_back(*this));
 }
 
 Tensor Tensor::reshape(const Shape& shape) const {
   Shape sizes = infer_size("reshape", shape, numel());
   if (auto strides = view_strides(this->sizes(), this->strides(), sizes))
-    return make_view(*this, std::move(sizes), std::move(*strides), storage_offset());
+    return as_view(*this, std::move(sizes), std::move(*strides), storage_offset(),
+                   "ViewBackward0", reshape_back(*this));
   return clone().view(sizes);
 }
 
@@ -45,7 +76,8 @@ Tensor Tensor::squeeze() const {
     sizes.push_back(this->sizes()[d]);
     strides.push_back(this->strides()[d]);
   }
-  return make_view(*this, std::move(sizes), std::move(strides), storage_offset());
+  return as_view(*this, std::move(sizes), std::move(strides), storage_offset(), "SqueezeBackward0",
+                 reshape_back(*this));
 }
 
 Tensor Tensor::squeeze(int64_t d) const {
@@ -58,7 +90,8 @@ Tensor Tensor::squeeze(int64_t d) const {
   Shape sizes = this->sizes(), strides = this->strides();
   sizes.erase(sizes.begin() + d);
   strides.erase(strides.begin() + d);
-  return make_view(*this, std::move(sizes), std::move(strides), storage_offset());
+  return as_view(*this, std::move(sizes), std::move(strides), storage_offset(), "SqueezeBackward1",
+                 reshape_back(*this));
 }
 
 Tensor Tensor::unsqueeze(int64_t d) const {
@@ -67,14 +100,15 @@ Tensor Tensor::unsqueeze(int64_t d) const {
   int64_t stride = d < dim() ? sizes[d] * strides[d] : 1;
   sizes.insert(sizes.begin() + d, 1);
   strides.insert(strides.begin() + d, stride);
-  return make_view(*this, std::move(sizes), std::move(strides), storage_offset());
+  return as_view(*this, std::move(sizes), std::move(strides), storage_offset(),
+                 "UnsqueezeBackward0", reshape_back(*this));
 }
 
 Tensor Tensor::permute(const Shape& dims) const {
   EMBER_CHECK_KIND(Shape, static_cast<int64_t>(dims.size()) == dim(),
                    "[permute] number of dims don't match: the tensor has ", dim(),
                    " dims but the permutation ", shape_str(dims), " has ", dims.size());
-  Shape sizes(dims.size()), strides(dims.size());
+  Shape sizes(dims.size()), strides(dims.size()), inverse(dims.size());
   std::vector<bool> seen(dims.size());
   for (size_t i = 0; i < dims.size(); ++i) {
     int64_t d = wrap_dim("permute", dims[i], dim());
@@ -82,8 +116,10 @@ Tensor Tensor::permute(const Shape& dims) const {
     seen[d] = true;
     sizes[i] = this->sizes()[d];
     strides[i] = this->strides()[d];
+    inverse[d] = static_cast<int64_t>(i);
   }
-  return make_view(*this, std::move(sizes), std::move(strides), storage_offset());
+  return as_view(*this, std::move(sizes), std::move(strides), storage_offset(), "PermuteBackward0",
+                 [inverse](const Tensor& g) -> std::vector<Tensor> { return {g.permute(inverse)}; });
 }
 
 Tensor Tensor::transpose(int64_t dim0, int64_t dim1) const {
@@ -96,7 +132,9 @@ Tensor Tensor::transpose(int64_t dim0, int64_t dim1) const {
   Shape sizes = this->sizes(), strides = this->strides();
   std::swap(sizes[a], sizes[b]);
   std::swap(strides[a], strides[b]);
-  return make_view(*this, std::move(sizes), std::move(strides), storage_offset());
+  return as_view(*this, std::move(sizes), std::move(strides), storage_offset(),
+                 "TransposeBackward0",
+                 [a, b](const Tensor& g) -> std::vector<Tensor> { return {g.transpose(a, b)}; });
 }
 
 Tensor Tensor::t() const {
@@ -116,7 +154,9 @@ Tensor Tensor::narrow(int64_t d, int64_t start, int64_t length) const {
                    ") + length (", length, ") exceeds dimension size (", size, ")");
   Shape sizes = this->sizes();
   sizes[d] = length;
-  return make_view(*this, std::move(sizes), strides(), storage_offset() + start * strides()[d]);
+  return as_view(*this, std::move(sizes), strides(), storage_offset() + start * strides()[d],
+                 "NarrowBackward0",
+                 scatter_back(*this, [d, start, length](const Tensor& r) { return r.narrow(d, start, length); }));
 }
 
 Tensor Tensor::slice(int64_t d, std::optional<int64_t> start, std::optional<int64_t> end,
@@ -134,7 +174,8 @@ Tensor Tensor::slice(int64_t d, std::optional<int64_t> start, std::optional<int6
   sizes[d] = (e - s + step - 1) / step;
   int64_t offset = storage_offset() + s * strides[d];
   strides[d] *= step;
-  return make_view(*this, std::move(sizes), std::move(strides), offset);
+  return as_view(*this, std::move(sizes), std::move(strides), offset, "SliceBackward0",
+                 scatter_back(*this, [d, s, e, step](const Tensor& r) { return r.slice(d, s, e, step); }));
 }
 
 Tensor Tensor::select(int64_t d, int64_t index) const {
@@ -148,7 +189,8 @@ Tensor Tensor::select(int64_t d, int64_t index) const {
   int64_t offset = storage_offset() + index * strides[d];
   sizes.erase(sizes.begin() + d);
   strides.erase(strides.begin() + d);
-  return make_view(*this, std::move(sizes), std::move(strides), offset);
+  return as_view(*this, std::move(sizes), std::move(strides), offset, "SelectBackward0",
+                 scatter_back(*this, [d, index](const Tensor& r) { return r.select(d, index); }));
 }
 
 Tensor Tensor::expand(const Shape& target) const {
@@ -174,7 +216,10 @@ Tensor Tensor::expand(const Shape& target) const {
     sizes[i] = want;
     strides[i] = want == have ? this->strides()[i - lead] : 0;
   }
-  return make_view(*this, std::move(sizes), std::move(strides), storage_offset());
+  return as_view(*this, std::move(sizes), std::move(strides), storage_offset(), "ExpandBackward0",
+                 [original = this->sizes()](const Tensor& g) -> std::vector<Tensor> {
+                   return {autograd::sum_to(g, original)};
+                 });
 }
 
 }  // namespace ember

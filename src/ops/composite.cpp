@@ -1,4 +1,5 @@
 // ops/composite.cpp: ops written with other ops -- var, std, softmax, log_softmax, logsumexp.
+#include <algorithm>
 #include <limits>
 
 #include "ops/op_helpers.h"
@@ -16,7 +17,8 @@ Tensor var(const Tensor& x, const Shape& dims, bool unbiased, bool keepdim) {
   Tensor centered = x - mean(x, dims, true);
   Tensor ss = sum(centered * centered, dims, keepdim);
   int64_t n = ss.numel() == 0 ? 0 : x.numel() / ss.numel();
-  return ss.div_(static_cast<double>(n - (unbiased ? 1 : 0)));
+  // As PyTorch, divide by max(0, N - correction): no degrees of freedom left gives NaN (0 / 0).
+  return ss.div_(static_cast<double>(std::max<int64_t>(n - (unbiased ? 1 : 0), 0)));
 }
 Tensor std(const Tensor& x, bool unbiased) { return sqrt(var(x, unbiased)); }
 Tensor std(const Tensor& x, const Shape& dims, bool unbiased, bool keepdim) {
@@ -26,7 +28,7 @@ Tensor std(const Tensor& x, const Shape& dims, bool unbiased, bool keepdim) {
 Tensor logsumexp(const Tensor& x0, const Shape& dims, bool keepdim) {
   Tensor x = as_float(x0);
   if (x.numel() == 0) return log(sum(exp(x), dims, keepdim));
-  Tensor m = amax(x, dims, true);
+  Tensor m = amax(x.detach(), dims, true);  // the shift cancels out: no gradient through it
   // Rows that are all +-inf would give inf - inf; shift those by 0 instead.
   Tensor shift = where(abs(m) == std::numeric_limits<double>::infinity(), 0.0, m);
   Tensor out = log(sum(exp(x - shift), dims, true)) + shift;
@@ -42,7 +44,7 @@ Tensor softmax(const Tensor& x0, int64_t dim) {
   Tensor x = as_float(x0);
   Shape d{wrap_dim("softmax", dim, x.dim())};
   if (x.numel() == 0) return x.clone();
-  Tensor e = exp(x - amax(x, d, true));
+  Tensor e = exp(x - amax(x.detach(), d, true));
   return e.div_(sum(e, d, true));
 }
 
@@ -50,7 +52,11 @@ Tensor log_softmax(const Tensor& x0, int64_t dim) {
   Tensor x = as_float(x0);
   Shape d{wrap_dim("log_softmax", dim, x.dim())};
   if (x.numel() == 0) return x.clone();
-  return x - logsumexp(x, d, true);
+  // (x - m) - log(sum(exp(x - m))), as PyTorch's kernel, not x - logsumexp(x): for large x the
+  // logsumexp rounded to the dtype would cost the small results most of their precision.
+  Tensor m = amax(x.detach(), d, true);
+  Tensor shifted = x - where(abs(m) == std::numeric_limits<double>::infinity(), 0.0, m);
+  return shifted - log(sum(exp(shifted), d, true));
 }
 
 }  // namespace ember

@@ -55,9 +55,17 @@ void write_values(const NestedValues& v, T*& out) {
 
 DType options_dtype(const TensorOptions& o) { return o.dtype.value_or(default_dtype()); }
 
+// Applies options.requires_grad to a freshly made tensor.
+Tensor finish(Tensor t, const TensorOptions& o) {
+  if (o.requires_grad) t.requires_grad_();
+  return t;
+}
+
 TensorOptions like_options(const Tensor& t, const std::optional<TensorOptions>& options) {
-  if (options) return TensorOptions{options->dtype ? options->dtype : t.dtype(), options->device};
-  return TensorOptions{t.dtype(), t.device()};
+  if (options)
+    return TensorOptions{options->dtype ? options->dtype : t.dtype(), options->device,
+                         options->requires_grad};
+  return TensorOptions{t.dtype(), t.device(), false};
 }
 
 }  // namespace
@@ -69,41 +77,50 @@ Tensor tensor(const NestedValues& values, const TensorOptions& options) {
   // An empty list gives float32, as torch.tensor([]) does.
   DType inferred = any_float || !(any_int || shape_numel(shape) > 0) ? default_dtype()
                    : any_int ? kInt64 : kBool;
-  Tensor host = make_tensor(shape, inferred, Device(kCPU));
-  visit_dtype(inferred, [&]<class T>() {
+  // Values go straight into the requested dtype: no rounding through the inferred one first.
+  DType dtype = options.dtype.value_or(inferred);
+  Tensor host = make_tensor(shape, dtype, Device(kCPU));
+  visit_dtype(dtype, [&]<class T>() {
     T* p = static_cast<T*>(host.impl().data());
     write_values(values, p);
   });
-  return host.to(options.device, options.dtype.value_or(inferred));
+  return finish(host.to(options.device), options);
 }
 
 Tensor from_blob_copy(const void* data, DType dtype, const Shape& shape,
                       const TensorOptions& options) {
   Tensor host = new_tensor(shape, dtype, Device(kCPU));
   if (host.nbytes()) std::memcpy(host.impl().data(), data, host.nbytes());
-  return host.to(options.device, options.dtype.value_or(dtype));
+  return finish(host.to(options.device, options.dtype.value_or(dtype)), options);
 }
 
 Tensor scalar_tensor(const Scalar& value, const TensorOptions& options) {
-  return full({}, value, {.dtype = options.dtype.value_or(default_dtype()), .device = options.device});
+  return full({}, value,
+              {.dtype = options.dtype.value_or(default_dtype()), .device = options.device,
+               .requires_grad = options.requires_grad});
 }
 
 Tensor empty(const Shape& shape, const TensorOptions& options) {
-  return new_tensor(shape, options_dtype(options), options.device);
+  return finish(new_tensor(shape, options_dtype(options), options.device), options);
 }
-Tensor zeros(const Shape& shape, const TensorOptions& options) { return empty(shape, options).fill_(0); }
-Tensor ones(const Shape& shape, const TensorOptions& options) { return empty(shape, options).fill_(1); }
+Tensor zeros(const Shape& shape, const TensorOptions& options) {
+  return finish(new_tensor(shape, options_dtype(options), options.device).fill_(0), options);
+}
+Tensor ones(const Shape& shape, const TensorOptions& options) {
+  return finish(new_tensor(shape, options_dtype(options), options.device).fill_(1), options);
+}
 Tensor full(const Shape& shape, const Scalar& value, const TensorOptions& options) {
   DType inferred = value.is_floating_point() ? default_dtype() : value.dtype();
-  return new_tensor(shape, options.dtype.value_or(inferred), options.device).fill_(value);
+  return finish(new_tensor(shape, options.dtype.value_or(inferred), options.device).fill_(value),
+                options);
 }
 
 Tensor eye(int64_t n, std::optional<int64_t> m0, const TensorOptions& options) {
   int64_t m = m0.value_or(n);
   EMBER_CHECK(n >= 0 && m >= 0, "[eye] n and m must be non-negative, got ", n, " and ", m);
-  Tensor out = zeros({n, m}, options);
+  Tensor out = zeros({n, m}, {.dtype = options.dtype, .device = options.device});
   if (n > 0 && m > 0) out.view({-1}).slice(0, 0, std::nullopt, m + 1).narrow(0, 0, std::min(n, m)).fill_(1);
-  return out;
+  return finish(out, options);
 }
 
 Tensor arange(const Scalar& end, const TensorOptions& options) { return arange(0, end, 1, options); }
@@ -128,7 +145,7 @@ Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step,
       else p[i] = static_cast<T>(s + static_cast<double>(i) * st);
     }
   });
-  return host.to(options.device);
+  return finish(host.to(options.device), options);
 }
 
 Tensor linspace(double start, double end, int64_t steps, const TensorOptions& options) {
@@ -141,7 +158,7 @@ Tensor linspace(double start, double end, int64_t steps, const TensorOptions& op
     p[i] = i < steps / 2 ? start + step * static_cast<double>(i)
                          : end - step * static_cast<double>(steps - 1 - i);
   if (steps == 1) p[0] = start;  // torch.linspace(start, end, 1) is [start], not [end]
-  return host.to(options.device, dtype);
+  return finish(host.to(options.device, dtype), options);
 }
 
 Tensor empty_like(const Tensor& t, std::optional<TensorOptions> o) {

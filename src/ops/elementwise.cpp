@@ -2,6 +2,7 @@
 // forms and operators; the arithmetic itself is the backends' (from the op tables).
 #include <optional>
 
+#include "autograd/function.h"
 #include "ops/op_helpers.h"
 
 namespace ember {
@@ -99,24 +100,43 @@ void check_bool_ops(BinaryOp op, DType common) {
                    "Use the `^` or `logical_xor()` operator instead.");
 }
 
-Tensor binary(BinaryOp op, const Tensor& a0, const Tensor& b0) {
+// t on dev as dtype: t itself when it already is (no handle copy), else a converted copy kept
+// alive in `holder`.
+const Tensor& as_operand(const Tensor& t, Device dev, DType dtype, Tensor& holder) {
+  if (t.dtype() == dtype && t.device() == dev) return t;
+  holder = on_device(t, dev).to(dtype);
+  return holder;
+}
+
+}  // namespace
+
+Tensor binary_op(BinaryOp op, const Tensor& a0, const Tensor& b0) {
   const char* name = op_name(op);
   Device dev = operand_device(name, {&a0, &b0});
   DType common = compute_dtype(op, result_type_of({&a0, &b0}));
   check_bool_ops(op, common);
   OpKind kind = op_kind(op);
   DType out_dtype = kind == OpKind::Compare || kind == OpKind::Logical ? kBool : common;
-  Tensor a = on_device(a0, dev).to(common), b = on_device(b0, dev).to(common);
-  Shape shape = broadcast_shape(name, a.sizes(), b.sizes());
+  Tensor a_moved, b_moved;
+  const Tensor& a = as_operand(a0, dev, common, a_moved);
+  const Tensor& b = as_operand(b0, dev, common, b_moved);
+  Shape broadcast;
+  const Shape& shape = a.sizes() == b.sizes()
+                           ? a.sizes()
+                           : (broadcast = broadcast_shape(name, a.sizes(), b.sizes()));
   Tensor out = make_tensor(shape, out_dtype, dev);
   if (out.numel() == 0) return out;
   BroadcastView va(a, shape), vb(b, shape);
   backend_for(dev.type()).binary(op, view_of(out), va.view, vb.view);
+  record_binary(op, a0, b0, a, b, out);
   return out;
 }
 
+namespace {
+
+Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b) { return binary_op(op, a, b); }
 Tensor binary(BinaryOp op, const Tensor& a, const Scalar& b) {
-  return binary(op, a, wrap_scalar(b, a.device()));
+  return binary_op(op, a, wrap_scalar(b, a.device()));
 }
 
 Tensor& binary_(BinaryOp op, Tensor& self, const Tensor& other0) {
@@ -136,25 +156,40 @@ Tensor& binary_(BinaryOp op, Tensor& self, const Tensor& other0) {
                    shape_str(self.sizes()), " doesn't match the broadcast shape ", shape_str(shape));
   check_writable(name, self);
   if (self.numel() == 0) return self;
+  if (autograd::needs_grad({&self, &other0})) {
+    // Differentiable in place: compute from a copy of the old value, then write it back.
+    autograd::check_inplace(inplace.c_str(), self);
+    return self.copy_(binary(op, self.clone(), other0));
+  }
   if (common != self.dtype()) return self.copy_(binary(op, self, other0));
-  Tensor other = on_device(other0, dev).to(common);
+  self.storage()->bump_version();
+  Tensor moved;
+  const Tensor& other = as_operand(other0, dev, common, moved);
   BroadcastView vo(other, shape);
   View vs = view_of(self);
   backend_for(dev.type()).binary(op, vs, vs, vo.view);
   return self;
 }
 
-Tensor unary(UnaryOp op, const Tensor& x, const UnaryParams& p = {},
-             std::optional<DType> compute = std::nullopt) {
+}  // namespace
+
+Tensor unary_op(UnaryOp op, const Tensor& x, const UnaryParams& p, std::optional<DType> compute) {
   DType dtype = compute.value_or(x.dtype());
   if (op_kind(op) == OpKind::Float && !is_floating_point(dtype)) dtype = default_dtype();
-  Tensor xc = x.to(dtype);
+  Tensor converted;
+  const Tensor& xc = as_operand(x, x.device(), dtype, converted);
   Tensor out = make_tensor(x.sizes(), op_kind(op) == OpKind::Bool ? kBool : dtype, x.device());
   if (out.numel() == 0) return out;
   backend_for(x).unary(op, view_of(out), view_of(xc), p);
+  record_unary(op, x, out, p);
   return out;
 }
 
+namespace {
+Tensor unary(UnaryOp op, const Tensor& x, const UnaryParams& p = {},
+             std::optional<DType> compute = std::nullopt) {
+  return unary_op(op, x, p, compute);
+}
 }  // namespace
 
 Tensor add(const Tensor& a, const Tensor& b, const Scalar& alpha) {
@@ -210,6 +245,10 @@ Tensor gelu(const Tensor& x, const std::string& approximate) {
   return unary(UnaryOp::Gelu, x, UnaryParams{.a = approximate == "tanh" ? 1.0 : 0.0});
 }
 Tensor logical_not(const Tensor& x) { return unary(UnaryOp::LogicalNot, x); }
+Tensor sign(const Tensor& x) { return unary(UnaryOp::Sign, x); }
+Tensor leaky_relu(const Tensor& x, double negative_slope) {
+  return unary(UnaryOp::LeakyRelu, x, UnaryParams{.a = negative_slope});
+}
 
 namespace {
 UnaryParams clamp_params(const Tensor& x, const std::optional<Scalar>& lo,
@@ -237,6 +276,11 @@ Tensor& Tensor::clamp_(std::optional<Scalar> lo, std::optional<Scalar> hi) {
                    " can't be cast to the desired output type ", this->dtype());
   check_writable("clamp_", *this);
   if (numel() == 0) return *this;
+  if (autograd::needs_grad({this})) {
+    autograd::check_inplace("clamp_", *this);
+    return copy_(unary(UnaryOp::Clamp, clone(), p, dtype));
+  }
+  storage()->bump_version();
   View v = view_of(*this);
   backend_for(*this).unary(UnaryOp::Clamp, v, v, p);
   return *this;
@@ -257,6 +301,17 @@ Tensor where(const Tensor& cond0, const Tensor& a0, const Tensor& b0) {
   if (out.numel() == 0) return out;
   BroadcastView vc(cond, shape), va(a, shape), vb(b, shape);
   backend_for(dev.type()).where(view_of(out), vc.view, va.view, vb.view);
+  if (autograd::needs_grad({&a0, &b0}) && out.is_floating_point()) {
+    autograd::record("WhereBackward0", {&a0, &b0}, out,
+                     [cond, a0m = a0.detach(), b0m = b0.detach(), ga = a0.requires_grad(),
+                      gb = b0.requires_grad()](const Tensor& g) {
+                       Tensor ra = ga ? where(cond, g, 0.0) : Tensor();
+                       Tensor rb = gb ? where(cond, 0.0, g) : Tensor();
+                       if (ga) ra = autograd::sum_to(ra, a0m.sizes()).to(a0m.device(), a0m.dtype());
+                       if (gb) rb = autograd::sum_to(rb, b0m.sizes()).to(b0m.device(), b0m.dtype());
+                       return std::vector<Tensor>{ra, rb};
+                     });
+  }
   return out;
 }
 Tensor where(const Tensor& c, const Scalar& a, const Tensor& b) {
@@ -284,6 +339,10 @@ Tensor& Tensor::masked_fill_(const Tensor& mask0, const Scalar& value) {
   check_writable("masked_fill_", *this);
   if (numel() == 0) return *this;
   Tensor mask = on_device(mask0, dev);
+  storage()->bump_version();
+  autograd::record_inplace("MaskedFillBackward0", *this, {}, [mask](const Tensor& g) {
+    return std::vector<Tensor>{g.masked_fill(mask, 0)};
+  });
   Tensor fill = make_tensor({}, dtype(), dev);
   backend_for(dev.type()).fill(view_of(fill), value);
   BroadcastView vm(mask, shape), vf(fill, shape);
@@ -311,6 +370,9 @@ Tensor& Tensor::div_(const Scalar& other) { return binary_(BinaryOp::Div, *this,
 
 Tensor& Tensor::fill_(const Scalar& value) {
   check_writable("fill_", *this);
+  storage()->bump_version();
+  autograd::record_inplace("FillBackward0", *this, {},
+                           [](const Tensor&) { return std::vector<Tensor>{Tensor()}; });
   if (numel() > 0) backend_for(*this).fill(view_of(*this), value);
   return *this;
 }

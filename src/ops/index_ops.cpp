@@ -1,6 +1,7 @@
 // ops/index_ops.cpp: cat, stack, index_select, gather, scatter_add and one_hot.
 #include <algorithm>
 
+#include "autograd/function.h"
 #include "ops/op_helpers.h"
 
 namespace ember {
@@ -97,6 +98,17 @@ Tensor index_select(const Tensor& x, int64_t dim, const Tensor& index0) {
   if (out.numel() == 0) return out;
   Tensor src = x.contiguous();
   backend_for(x).index_select(view_of(out), view_of(src), d, view_of(index));
+  autograd::record("IndexSelectBackward0", {&x}, out,
+                   [sizes = x.sizes(), dtype = x.dtype(), device = x.device(), d,
+                    index](const Tensor& g) {
+                     // Add each gradient row back at its index: scatter_add with the index
+                     // broadcast along the other dims.
+                     Tensor r = zeros(sizes, {.dtype = dtype, .device = device});
+                     if (sizes.empty()) return std::vector<Tensor>{r.add_(g.sum())};
+                     Shape shape(sizes.size(), 1);
+                     shape[d] = index.numel();
+                     return std::vector<Tensor>{r.scatter_add_(d, index.view(shape).expand(g.sizes()), g)};
+                   });
   return out;
 }
 
@@ -115,6 +127,12 @@ Tensor gather(const Tensor& x, int64_t dim, const Tensor& index0) {
   Tensor out = make_tensor(index.sizes(), x.dtype(), x.device());
   if (out.numel() == 0) return out;
   backend_for(x).gather(view_of(out), view_of(x), d, view_of(index));
+  autograd::record("GatherBackward0", {&x}, out,
+                   [sizes = x.sizes(), dtype = x.dtype(), device = x.device(), d,
+                    index](const Tensor& g) {
+                     Tensor r = zeros(sizes, {.dtype = dtype, .device = device});
+                     return std::vector<Tensor>{r.scatter_add_(d, index, g)};
+                   });
   return out;
 }
 
@@ -138,6 +156,19 @@ Tensor& Tensor::scatter_add_(int64_t dim, const Tensor& index0, const Tensor& sr
   }
   check_bounds("scatter_add_", index, this->dim() == 0 ? 1 : size(d), d);
   check_writable("scatter_add_", *this);
+  storage()->bump_version();
+  autograd::record_inplace("ScatterAddBackward0", *this, {&src},
+                           [d, index, src_sizes = src.sizes()](const Tensor& g) {
+                             Tensor picked = g.gather(d, index);
+                             if (picked.sizes() == src_sizes) return std::vector<Tensor>{g, picked};
+                             // src may be larger than index: only its leading corner was used.
+                             Tensor r = zeros(src_sizes, {.dtype = g.dtype(), .device = g.device()});
+                             Tensor corner = r;
+                             for (int64_t k = 0; k < picked.dim(); ++k)
+                               corner = corner.narrow(k, 0, picked.size(k));
+                             corner.copy_(picked);
+                             return std::vector<Tensor>{g, r};
+                           });
   if (index.numel() > 0) backend_for(*this).scatter_add(view_of(*this), d, view_of(index), view_of(src));
   return *this;
 }

@@ -1,4 +1,5 @@
 // ops/matmul.cpp: mm, bmm and torch.matmul's rules for 1-D, 2-D and broadcast batched operands.
+#include "autograd/function.h"
 #include "ops/op_helpers.h"
 
 namespace ember {
@@ -16,6 +17,15 @@ void check_pair(const char* op, const Tensor& a, const Tensor& b) {
 Tensor batched(const Tensor& a, const Tensor& b) {
   Tensor out = make_tensor({a.size(0), a.size(1), b.size(2)}, a.dtype(), a.device());
   if (out.numel() > 0) backend_for(a).matmul(view_of(out), view_of(a), view_of(b));
+  if (autograd::needs_grad({&a, &b})) {
+    autograd::record("BmmBackward0", {&a, &b}, out,
+                     [sa = autograd::SavedTensor(a), sb = autograd::SavedTensor(b),
+                      ga = a.requires_grad(), gb = b.requires_grad()](const Tensor& g) {
+                       Tensor a = sa.unpack(), b = sb.unpack();
+                       return std::vector<Tensor>{ga ? batched(g, b.transpose(1, 2)) : Tensor(),
+                                                  gb ? batched(a.transpose(1, 2), g) : Tensor()};
+                     });
+  }
   return out;
 }
 

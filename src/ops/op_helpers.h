@@ -2,6 +2,7 @@
 #pragma once
 
 #include <initializer_list>
+#include <optional>
 
 #include "core/backend.h"
 #include "core/make_tensor.h"
@@ -36,5 +37,15 @@ struct BroadcastView {
 
 // Throws when writing into t would write one memory location twice (an expanded view).
 void check_writable(const char* op, const Tensor& t);
+
+// The element-wise machinery behind the public functions (op tables in src/ops/*.def).
+Tensor binary_op(BinaryOp op, const Tensor& a, const Tensor& b);
+Tensor unary_op(UnaryOp op, const Tensor& x, const UnaryParams& p = {},
+                std::optional<DType> compute = std::nullopt);
+// Autograd recording with the tables' gradients (elementwise_grad.cpp); a_used / b_used are the
+// operands as computed with (converted to the common dtype and device).
+void record_unary(UnaryOp op, const Tensor& x, const Tensor& out, const UnaryParams& p);
+void record_binary(BinaryOp op, const Tensor& a0, const Tensor& b0, const Tensor& a_used,
+                   const Tensor& b_used, const Tensor& out);
 
 }  // namespace ember

@@ -8,34 +8,46 @@ namespace ember {
 enum class OpKind : uint8_t { Any, Float, Bool, Compare, Logical };
 
 enum class UnaryOp : uint8_t {
-#define EMBER_UNARY(Name, name, Fn, kind) Name,
+#define EMBER_UNARY(Name, name, Fn, kind, ...) Name,
 #include "ops/unary_ops.def"
 #undef EMBER_UNARY
 };
 
 enum class BinaryOp : uint8_t {
-#define EMBER_BINARY(Name, name, Fn, kind) Name,
+#define EMBER_BINARY(Name, name, Fn, kind, ...) Name,
 #include "ops/binary_ops.def"
 #undef EMBER_BINARY
 };
 
 inline constexpr const char* kUnaryNames[] = {
-#define EMBER_UNARY(Name, name, Fn, kind) #name,
+#define EMBER_UNARY(Name, name, Fn, kind, ...) #name,
 #include "ops/unary_ops.def"
 #undef EMBER_UNARY
 };
 inline constexpr OpKind kUnaryKinds[] = {
-#define EMBER_UNARY(Name, name, Fn, kind) OpKind::kind,
+#define EMBER_UNARY(Name, name, Fn, kind, ...) OpKind::kind,
 #include "ops/unary_ops.def"
 #undef EMBER_UNARY
 };
 inline constexpr const char* kBinaryNames[] = {
-#define EMBER_BINARY(Name, name, Fn, kind) #name,
+#define EMBER_BINARY(Name, name, Fn, kind, ...) #name,
 #include "ops/binary_ops.def"
 #undef EMBER_BINARY
 };
 inline constexpr OpKind kBinaryKinds[] = {
-#define EMBER_BINARY(Name, name, Fn, kind) OpKind::kind,
+#define EMBER_BINARY(Name, name, Fn, kind, ...) OpKind::kind,
+#include "ops/binary_ops.def"
+#undef EMBER_BINARY
+};
+
+// grad_fn names, as PyTorch's: "ExpBackward0".
+inline constexpr const char* kUnaryBackwardNames[] = {
+#define EMBER_UNARY(Name, name, Fn, kind, ...) #Name "Backward0",
+#include "ops/unary_ops.def"
+#undef EMBER_UNARY
+};
+inline constexpr const char* kBinaryBackwardNames[] = {
+#define EMBER_BINARY(Name, name, Fn, kind, ...) #Name "Backward0",
 #include "ops/binary_ops.def"
 #undef EMBER_BINARY
 };
@@ -44,6 +56,8 @@ constexpr const char* op_name(UnaryOp op) { return kUnaryNames[static_cast<int>(
 constexpr OpKind op_kind(UnaryOp op) { return kUnaryKinds[static_cast<int>(op)]; }
 constexpr const char* op_name(BinaryOp op) { return kBinaryNames[static_cast<int>(op)]; }
 constexpr OpKind op_kind(BinaryOp op) { return kBinaryKinds[static_cast<int>(op)]; }
+constexpr const char* backward_name(UnaryOp op) { return kUnaryBackwardNames[static_cast<int>(op)]; }
+constexpr const char* backward_name(BinaryOp op) { return kBinaryBackwardNames[static_cast<int>(op)]; }
 
 // Extra arguments of parametrized unary ops (clamp bounds, a scalar exponent, gelu's form).
 struct UnaryParams {

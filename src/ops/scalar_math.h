@@ -77,6 +77,14 @@ struct AbsFn : ParamFn {
     else return std::fabs(x);
   }
 };
+struct SignFn : ParamFn {
+  template <class T>
+  EMBER_HOST_DEVICE T operator()(T x) const {
+    if constexpr (std::is_unsigned_v<T> || is_bool_v<T>) return x > T(0) ? T(1) : T(0);
+    else if constexpr (std::is_floating_point_v<T>) return x != x ? x : T((x > T(0)) - (x < T(0)));
+    else return T((x > T(0)) - (x < T(0)));
+  }
+};
 struct ExpFn : ParamFn {
   template <class T>
   EMBER_HOST_DEVICE T operator()(T x) const { return std::exp(x); }
@@ -99,6 +107,11 @@ struct ReluFn : ParamFn {
     if constexpr (std::is_unsigned_v<T> || is_bool_v<T>) return x;
     else return x < T(0) ? T(0) : x;  // NaN stays NaN
   }
+};
+// Slope p.a for negative inputs.
+struct LeakyReluFn : ParamFn {
+  template <class T>
+  EMBER_HOST_DEVICE T operator()(T x) const { return x < T(0) ? x * static_cast<T>(p.a) : x; }
 };
 struct SigmoidFn : ParamFn {
   template <class T>
@@ -202,6 +215,24 @@ struct MinimumFn {
       if (b != b) return b;
     }
     return a < b ? a : b;
+  }
+};
+// d gelu(x) / dx * g, for the erf form and the tanh approximation: (x, g) -> gradient.
+struct GeluBackwardFn {
+  template <class T>
+  EMBER_HOST_DEVICE T operator()(T x, T g) const {
+    T cdf = T(0.5) * (T(1) + std::erf(x * T(0.7071067811865476)));
+    T pdf = std::exp(T(-0.5) * x * x) * T(0.3989422804014327);  // 1 / sqrt(2 pi)
+    return g * (cdf + x * pdf);
+  }
+};
+struct GeluTanhBackwardFn {
+  template <class T>
+  EMBER_HOST_DEVICE T operator()(T x, T g) const {
+    const T k = T(0.7978845608028654), c = T(0.044715);
+    T t = std::tanh(k * (x + c * x * x * x));
+    T dinner = k * (T(1) + T(3) * c * x * x);
+    return g * (T(0.5) * (T(1) + t) + T(0.5) * x * (T(1) - t * t) * dinner);
   }
 };
 struct EqFn {

@@ -1,6 +1,7 @@
 // backend/cpu/cpu_backend.cpp: host memory, copies and fills for the CPU backend.
 #include "backend/cpu/cpu_backend.h"
 
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -15,16 +16,25 @@ Backend* cpu_backend() {
   return &backend;
 }
 
+// 64-byte aligned blocks carved out of plain malloc: the pointer malloc returned is kept in the
+// word just below the aligned block. glibc's aligned_alloc splits and later re-merges chunks on
+// every call, which made it the largest single cost of an op on a tiny tensor.
 void* CpuBackend::allocate(size_t nbytes, int) {
   constexpr size_t kAlign = 64;
+  constexpr size_t kExtra = kAlign + sizeof(void*);  // room to align and to keep malloc's pointer
   size_t rounded = (std::max<size_t>(nbytes, 1) + kAlign - 1) / kAlign * kAlign;
-  void* p = std::aligned_alloc(kAlign, rounded);
-  EMBER_CHECK_KIND(OutOfMemory, p != nullptr, "[cpu] out of memory: tried to allocate ", nbytes,
+  void* raw = nbytes <= SIZE_MAX / 2 ? std::malloc(rounded + kExtra) : nullptr;
+  EMBER_CHECK_KIND(OutOfMemory, raw != nullptr, "[cpu] out of memory: tried to allocate ", nbytes,
                    " bytes");
+  auto base = reinterpret_cast<uintptr_t>(raw) + sizeof(void*);
+  void* p = reinterpret_cast<void*>((base + kAlign - 1) / kAlign * kAlign);
+  static_cast<void**>(p)[-1] = raw;
   return p;
 }
 
-void CpuBackend::deallocate(void* ptr, size_t, int) { std::free(ptr); }
+void CpuBackend::deallocate(void* ptr, size_t, int) {
+  std::free(static_cast<void**>(ptr)[-1]);
+}
 
 void CpuBackend::copy(const View& dst, const View& src) {
   cpu::StridedOperands<2> it({&dst, &src});

@@ -66,7 +66,7 @@ void dispatch_kind(DType t, const char* name, Body&& body) {
 
 void CpuBackend::unary(UnaryOp op, const View& dst, const View& src, const UnaryParams& p) {
   switch (op) {
-#define EMBER_UNARY(Name, name, Fn, kind)                                      \
+#define EMBER_UNARY(Name, name, Fn, kind, ...)                                      \
   case UnaryOp::Name:                                                          \
     dispatch_kind<OpKind::kind>(src.dtype, #name, [&]<class T>() {             \
       unary_loop<math::Fn, T>(dst, src, math::Fn{{p}});                        \
@@ -79,7 +79,7 @@ void CpuBackend::unary(UnaryOp op, const View& dst, const View& src, const Unary
 
 void CpuBackend::binary(BinaryOp op, const View& dst, const View& a, const View& b) {
   switch (op) {
-#define EMBER_BINARY(Name, name, Fn, kind)                                                 \
+#define EMBER_BINARY(Name, name, Fn, kind, ...)                                                 \
   case BinaryOp::Name:                                                                     \
     dispatch_kind<OpKind::kind>(a.dtype, #name,                                            \
                                 [&]<class T>() { binary_loop<math::Fn, T>(dst, a, b, math::Fn{}); }); \

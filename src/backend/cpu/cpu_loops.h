@@ -40,8 +40,9 @@ template <int N>
 struct StridedOperands {
   std::array<char*, N> data{};
   int ndim = 0;
-  int64_t sizes[kMaxDims]{};
-  int64_t strides[N][kMaxDims]{};
+  // Only the first ndim entries are set and read; left uninitialised, not zeroed on every op.
+  int64_t sizes[kMaxDims];
+  int64_t strides[N][kMaxDims];
   int64_t numel = 1;
 
   explicit StridedOperands(const std::array<const View*, N>& views) {

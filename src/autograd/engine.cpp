@@ -1,0 +1,186 @@
+// autograd/engine.cpp: grad mode, graph nodes, leaf accumulation and the backward engine.
+// Nodes run in reverse creation order once every consumer has sent its gradient, so each runs once.
+#include <atomic>
+#include <queue>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "autograd/engine.h"
+#include "autograd/function.h"
+#include "ember/ops.h"
+
+namespace ember::autograd {
+
+namespace {
+thread_local bool grad_enabled = true;
+std::atomic<uint64_t> next_sequence_nr{0};
+}  // namespace
+
+bool is_grad_enabled() { return grad_enabled; }
+void set_grad_enabled(bool enabled) { grad_enabled = enabled; }
+
+Node::Node(std::vector<Edge> next_edges)
+    : next_edges_(std::move(next_edges)), sequence_nr_(next_sequence_nr++) {}
+
+AutogradMeta& meta_of(const Tensor& t) {
+  auto& m = t.impl().autograd;
+  if (!m) m = std::make_shared<AutogradMeta>();
+  return *m;
+}
+
+std::vector<Tensor> AccumulateGrad::apply(const Tensor& grad) {
+  auto impl = leaf_.lock();
+  if (!impl || !grad.defined()) return {};
+  Tensor leaf(impl);
+  AutogradMeta& m = meta_of(leaf);
+  Tensor g = grad.to(leaf.device(), leaf.dtype());
+  if (!m.grad.defined()) {
+    // Take the incoming buffer when nothing else refers to it; copy otherwise.
+    bool sole = g.impl_ptr().use_count() == 1 && g.storage().use_count() == 1 && g.is_contiguous();
+    m.grad = sole ? g : g.clone();
+  } else {
+    m.grad.add_(g);
+  }
+  return {};
+}
+
+namespace {
+
+struct LaterFirst {
+  bool operator()(const std::shared_ptr<Node>& a, const std::shared_ptr<Node>& b) const {
+    return a->sequence_nr() < b->sequence_nr();
+  }
+};
+
+}  // namespace
+
+void run_backward(const std::vector<Edge>& roots, const std::vector<Tensor>& root_grads,
+                  bool retain_graph, bool accumulate,
+                  std::unordered_map<Node*, Tensor>* captured) {
+  NoGradGuard no_grad;
+  // How many gradients each node waits for.
+  std::unordered_map<Node*, int> pending;
+  std::unordered_set<Node*> seen;
+  std::vector<Node*> stack;
+  for (const Edge& e : roots)
+    if (e.fn && seen.insert(e.fn.get()).second) stack.push_back(e.fn.get());
+  while (!stack.empty()) {
+    Node* n = stack.back();
+    stack.pop_back();
+    for (const Edge& e : n->next_edges()) {
+      if (!e.fn) continue;
+      ++pending[e.fn.get()];
+      if (seen.insert(e.fn.get()).second) stack.push_back(e.fn.get());
+    }
+  }
+
+  std::unordered_map<Node*, Tensor> buffers;
+  auto send = [&](Node* n, const Tensor& g) {
+    if (!g.defined()) return;
+    Tensor& b = buffers[n];
+    b = b.defined() ? b + g : g;
+  };
+  std::priority_queue<std::shared_ptr<Node>, std::vector<std::shared_ptr<Node>>, LaterFirst> ready;
+  for (size_t i = 0; i < roots.size(); ++i) {
+    if (!roots[i].fn) continue;
+    send(roots[i].fn.get(), root_grads[i]);
+  }
+  std::unordered_set<Node*> queued;
+  for (const Edge& e : roots)
+    if (e.fn && pending[e.fn.get()] == 0 && queued.insert(e.fn.get()).second) ready.push(e.fn);
+
+  while (!ready.empty()) {
+    std::shared_ptr<Node> node = ready.top();
+    ready.pop();
+    Tensor grad;
+    if (auto it = buffers.find(node.get()); it != buffers.end()) {
+      grad = std::move(it->second);
+      buffers.erase(it);
+    }
+    for (const auto& weak : node->retained_grads()) {
+      if (auto impl = weak.lock(); impl && grad.defined()) meta_of(Tensor(impl)).grad = grad.clone();
+    }
+    if (captured) {
+      if (auto it = captured->find(node.get()); it != captured->end()) it->second = grad;
+    }
+    bool is_leaf_node = dynamic_cast<AccumulateGrad*>(node.get()) != nullptr;
+    std::vector<Tensor> grads;
+    if (grad.defined() && !(is_leaf_node && !accumulate)) grads = node->apply(grad);
+    if (!retain_graph) node->release();
+    const auto& edges = node->next_edges();
+    for (size_t i = 0; i < edges.size(); ++i) {
+      Node* next = edges[i].fn.get();
+      if (!next) continue;
+      if (i < grads.size()) send(next, grads[i]);
+      if (--pending[next] == 0) ready.push(edges[i].fn);
+    }
+  }
+}
+
+namespace {
+
+// The (edge, gradient) pairs to start from, with PyTorch's checks.
+void collect_roots(const std::vector<Tensor>& outputs, const std::vector<Tensor>& grad_outputs,
+                   std::vector<Edge>& roots, std::vector<Tensor>& grads) {
+  EMBER_CHECK(grad_outputs.empty() || grad_outputs.size() == outputs.size(),
+              "[backward] got ", grad_outputs.size(), " gradients for ", outputs.size(), " outputs");
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const Tensor& out = outputs[i];
+    Edge e = gradient_edge(out);
+    EMBER_CHECK(e.fn != nullptr, "[backward] element ", i,
+                " of tensors does not require grad and does not have a grad_fn; set "
+                "requires_grad on the inputs (ember::tensor(..., {.requires_grad = true}) or "
+                "t.requires_grad_()) before computing it");
+    Tensor g = grad_outputs.empty() ? Tensor() : grad_outputs[i];
+    if (!g.defined()) {
+      EMBER_CHECK(out.numel() == 1, "[backward] grad can be implicitly created only for scalar "
+                  "outputs; this output has shape ", shape_str(out.sizes()),
+                  ". Pass a gradient of the same shape, or reduce it (e.g. .sum()) first.");
+      g = ones_like(out);
+    } else {
+      EMBER_CHECK_KIND(Shape, g.sizes() == out.sizes(), "[backward] Mismatch in shape: grad_output[",
+                       i, "] has a shape of ", shape_str(g.sizes()), " and output[", i,
+                       "] has a shape of ", shape_str(out.sizes()));
+    }
+    roots.push_back(e);
+    grads.push_back(g);
+  }
+}
+
+}  // namespace
+
+void backward(const std::vector<Tensor>& outputs, const std::vector<Tensor>& grad_outputs,
+              bool retain_graph) {
+  std::vector<Edge> roots;
+  std::vector<Tensor> grads;
+  collect_roots(outputs, grad_outputs, roots, grads);
+  run_backward(roots, grads, retain_graph, true, nullptr);
+}
+
+std::vector<Tensor> grad(const std::vector<Tensor>& outputs, const std::vector<Tensor>& inputs,
+                         const std::vector<Tensor>& grad_outputs, bool retain_graph,
+                         bool allow_unused) {
+  std::vector<Edge> roots;
+  std::vector<Tensor> grads;
+  collect_roots(outputs, grad_outputs, roots, grads);
+  std::unordered_map<Node*, Tensor> captured;
+  std::vector<Edge> input_edges;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    EMBER_CHECK(inputs[i].requires_grad(), "[autograd::grad] input ", i,
+                " does not require grad; call requires_grad_() on it first");
+    input_edges.push_back(gradient_edge(inputs[i]));
+    captured[input_edges.back().fn.get()] = Tensor();
+  }
+  run_backward(roots, grads, retain_graph, false, &captured);
+  std::vector<Tensor> result;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    Tensor g = captured[input_edges[i].fn.get()];
+    EMBER_CHECK(g.defined() || allow_unused, "[autograd::grad] One of the differentiated Tensors "
+                "(input ", i, ") appears to not have been used in the graph. Set allow_unused=true "
+                "if this is the desired behavior.");
+    result.push_back(g);
+  }
+  return result;
+}
+
+}  // namespace ember::autograd

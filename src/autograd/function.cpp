@@ -1,0 +1,152 @@
+// autograd/function.cpp: recording ops into the graph -- saved tensors with version checks,
+// in-place ops (including on views, by rewriting the base's history), and un-broadcasting.
+#include "autograd/function.h"
+
+#include "autograd/engine.h"
+#include "core/make_tensor.h"
+#include "core/shape.h"
+#include "ember/ops.h"
+
+namespace ember::autograd {
+
+SavedTensor::SavedTensor(const Tensor& t) : data_(t.detach()), version_(t.storage()->version()) {}
+
+Tensor SavedTensor::unpack() const {
+  if (!data_.defined()) return data_;
+  uint64_t now = data_.storage()->version();
+  EMBER_CHECK(now == version_, "[autograd] one of the variables needed for gradient computation "
+              "has been modified by an inplace operation: [", data_.dtype(), " ",
+              shape_str(data_.sizes()), "] is at version ", now, "; expected version ", version_,
+              " instead. Hint: clone() the tensor before changing it in place, or change it "
+              "after backward.");
+  return data_;
+}
+
+std::vector<Tensor> FunctionNode::apply(const Tensor& grad_output) {
+  EMBER_CHECK(fn_ != nullptr, "[", name_, "] Trying to backward through the graph a second time "
+              "(or directly access saved tensors after they have already been freed). Saved "
+              "intermediate values of the graph are freed when you call backward() or "
+              "autograd::grad(). Specify retain_graph=true if you need to backward through the "
+              "graph a second time.");
+  return fn_(grad_output);
+}
+
+Edge gradient_edge(const Tensor& t) {
+  AutogradMeta* m = meta_if(t);
+  if (!m) return {};
+  if (m->grad_fn) return Edge{m->grad_fn, 0};
+  if (!m->requires_grad) return {};
+  std::shared_ptr<Node> acc = m->grad_accumulator.lock();
+  if (!acc) {
+    acc = std::make_shared<AccumulateGrad>(t.impl_ptr());
+    m->grad_accumulator = acc;
+  }
+  return Edge{acc, 0};
+}
+
+Tensor sum_to(const Tensor& grad, const Shape& shape) {
+  if (!grad.defined() || grad.sizes() == shape) return grad;
+  int64_t lead = grad.dim() - static_cast<int64_t>(shape.size());
+  Shape dims;
+  for (int64_t d = 0; d < grad.dim(); ++d)
+    if (d < lead || (shape[d - lead] == 1 && grad.size(d) != 1)) dims.push_back(d);
+  Tensor r = dims.empty() ? grad : sum(grad, dims, true);
+  return r.view(shape);
+}
+
+namespace {
+
+void set_history(const Tensor& out, std::shared_ptr<Node> node) {
+  AutogradMeta& m = meta_of(out);
+  m.requires_grad = true;
+  m.grad_fn = std::move(node);
+}
+
+std::vector<Edge> edges_of(const Tensor* first, std::initializer_list<const Tensor*> rest) {
+  std::vector<Edge> edges;
+  if (first) edges.push_back(gradient_edge(*first));
+  for (const Tensor* t : rest) edges.push_back(gradient_edge(*t));
+  return edges;
+}
+
+// The base's history after an in-place op on one of its views: the gradient for the base is the
+// incoming one with the view's region replaced by what the op's backward says.
+class CopySlices : public Node {
+ public:
+  CopySlices(std::vector<Edge> edges, Shape base_sizes, Shape sizes, Shape strides, int64_t offset,
+             BackwardFn fn)
+      : Node(std::move(edges)), base_sizes_(std::move(base_sizes)), sizes_(std::move(sizes)),
+        strides_(std::move(strides)), offset_(offset), fn_(std::move(fn)) {}
+  std::vector<Tensor> apply(const Tensor& grad) override {
+    EMBER_CHECK(fn_ != nullptr, "[CopySlices] Trying to backward through the graph a second time; "
+                "specify retain_graph=true");
+    Tensor result = grad.contiguous().clone();
+    Tensor region = make_view(result, sizes_, strides_, offset_);
+    std::vector<Tensor> grads = fn_(region.clone());
+    if (grads[0].defined()) region.copy_(grads[0]);
+    else region.fill_(0);
+    grads[0] = result;
+    return grads;
+  }
+  std::string name() const override { return "CopySlices"; }
+  void release() override { fn_ = nullptr; }
+
+ private:
+  Shape base_sizes_, sizes_, strides_;
+  int64_t offset_;
+  BackwardFn fn_;
+};
+
+}  // namespace
+
+void record(const char* name, std::initializer_list<const Tensor*> inputs, const Tensor& out,
+            BackwardFn fn) {
+  if (!needs_grad(inputs) || !out.is_floating_point()) return;
+  set_history(out, std::make_shared<FunctionNode>(name, edges_of(nullptr, inputs), std::move(fn)));
+}
+
+void check_inplace(const char* name, const Tensor& self) {
+  if (!is_grad_enabled()) return;
+  AutogradMeta* m = meta_if(self);
+  EMBER_CHECK(!(m && m->requires_grad && !m->grad_fn), "[", name, "] a leaf Variable that requires "
+              "grad is being used in an in-place operation. Change it under ember::NoGradGuard, "
+              "or clone() it first.");
+  if (const auto& base_impl = self.impl().view_base) {
+    AutogradMeta* bm = base_impl->autograd.get();
+    EMBER_CHECK(!(bm && bm->requires_grad && !bm->grad_fn), "[", name, "] a view of a leaf "
+                "Variable that requires grad is being used in an in-place operation. Change it "
+                "under ember::NoGradGuard, or clone() the leaf first.");
+  }
+}
+
+void record_inplace(const char* name, const Tensor& self, std::initializer_list<const Tensor*> others,
+                    BackwardFn fn) {
+  bool any = needs_grad(others) || needs_grad({&self});
+  if (!any) return;
+  EMBER_CHECK(self.is_floating_point(), "[", name, "] only floating point tensors can require "
+              "gradients, got ", self.dtype());
+  check_inplace(name, self);
+  const std::shared_ptr<TensorImpl>& base_impl = self.impl().view_base;
+  if (!base_impl || !Tensor(base_impl).is_contiguous()) {
+    set_history(self, std::make_shared<FunctionNode>(name, edges_of(&self, others), std::move(fn)));
+    return;
+  }
+  Tensor base(base_impl);
+  std::vector<Edge> edges = edges_of(&base, others);
+  int64_t offset = self.storage_offset() - base.storage_offset();
+  auto node = std::make_shared<CopySlices>(std::move(edges), base.sizes(), self.sizes(),
+                                           self.strides(), offset, std::move(fn));
+  set_history(base, node);
+  // The view now reads the base's new history.
+  Shape base_sizes = base.sizes(), sizes = self.sizes(), strides = self.strides();
+  set_history(self, std::make_shared<FunctionNode>(
+                        "AsStridedBackward0", std::vector<Edge>{Edge{node, 0}},
+                        [base_sizes, sizes, strides, offset, dev = base.device(),
+                         dtype = base.dtype()](const Tensor& g) -> std::vector<Tensor> {
+                          Tensor r = zeros(base_sizes, {.dtype = dtype, .device = dev});
+                          make_view(r, sizes, strides, offset).copy_(g);
+                          return {r};
+                        }));
+}
+
+}  // namespace ember::autograd

@@ -1,0 +1,73 @@
+// autograd/function.h: how op definitions record themselves for backward. An op that computed
+// `out` from `inputs` calls record() with a closure mapping d(out) to one gradient per input;
+// the closure captures what it needs as SavedTensors, which detect later in-place changes.
+#pragma once
+
+#include <functional>
+#include <initializer_list>
+#include <vector>
+
+#include "autograd/meta.h"
+
+namespace ember::autograd {
+
+// A tensor kept for backward: its data (without history) and the version it had.
+class SavedTensor {
+ public:
+  SavedTensor() = default;
+  explicit SavedTensor(const Tensor& t);
+  // The saved data; throws PyTorch's in-place modification error if it changed since saving.
+  Tensor unpack() const;
+
+ private:
+  Tensor data_;
+  uint64_t version_ = 0;
+};
+
+using BackwardFn = std::function<std::vector<Tensor>(const Tensor& grad)>;
+
+// Whether recording is on and any input requires grad -- the cheap test every op makes first.
+inline bool needs_grad(std::initializer_list<const Tensor*> inputs) {
+  if (!is_grad_enabled()) return false;
+  for (const Tensor* t : inputs) {
+    const auto* m = t->impl().autograd.get();
+    if (m && m->requires_grad) return true;
+  }
+  return false;
+}
+
+// Makes `out` the output of a node `name` over `inputs`; fn gives one gradient per input
+// (undefined for none). Does nothing unless needs_grad(inputs).
+void record(const char* name, std::initializer_list<const Tensor*> inputs, const Tensor& out,
+            BackwardFn fn);
+// For an op that changed `self` in place using `others`: self's history becomes the op, whose
+// gradient closure returns {grad for self's old value, grads for others...}. Handles views of
+// tensors in the graph by rewriting the base's history.
+void record_inplace(const char* name, const Tensor& self, std::initializer_list<const Tensor*> others,
+                    BackwardFn fn);
+
+// Throws PyTorch's errors for in-place changes autograd can't allow (a leaf that requires grad,
+// or a view of one).
+void check_inplace(const char* name, const Tensor& self);
+
+// Where the gradient of t goes: its grad_fn, its leaf accumulator, or nowhere (fn null).
+Edge gradient_edge(const Tensor& t);
+
+// Sums grad over broadcast dims so it has `shape` again.
+Tensor sum_to(const Tensor& grad, const Shape& shape);
+
+// The node class behind record(): a named closure, freed by release().
+class FunctionNode : public Node {
+ public:
+  FunctionNode(const char* name, std::vector<Edge> edges, BackwardFn fn)
+      : Node(std::move(edges)), name_(name), fn_(std::move(fn)) {}
+  std::vector<Tensor> apply(const Tensor& grad_output) override;
+  std::string name() const override { return name_; }
+  void release() override { fn_ = nullptr; }
+
+ private:
+  const char* name_;
+  BackwardFn fn_;
+};
+
+}  // namespace ember::autograd
