@@ -13,9 +13,11 @@ namespace ember {
 
 // Where and what a new tensor is: `{.dtype = kFloat64, .device = device}`.
 struct TensorOptions {
-  std::optional<DType> dtype = std::nullopt;  // unset: float32, or inferred from the values
-  Device device = kCPU;
+  std::optional<DType> dtype = std::nullopt;    // unset: float32, or inferred from the values
+  std::optional<Device> device = std::nullopt;  // unset: the CPU (or the other tensor's, for _like)
   bool requires_grad = false;
+
+  Device target_device() const { return device.value_or(Device(kCPU)); }
 };
 
 // Values for ember::tensor, nested as deep as the tensor: {{1.0, 2.0}, {3.0, 4.0}}.
@@ -121,10 +123,10 @@ Tensor from_vector(const std::vector<T>& values, std::optional<Shape> shape,
   if constexpr (std::is_same_v<T, bool>) {
     std::vector<uint8_t> bytes(values.begin(), values.end());
     Tensor t = from_blob_copy(bytes.data(), kBool, s, {.device = kCPU});
-    return t.to(options.device, options.dtype.value_or(kBool));
+    return t.to(options.target_device(), options.dtype.value_or(kBool));
   } else {
     Tensor t = from_blob_copy(values.data(), dtype_of<T>(), s, {.device = kCPU});
-    return t.to(options.device, options.dtype.value_or(dtype_of<T>()));
+    return t.to(options.target_device(), options.dtype.value_or(dtype_of<T>()));
   }
 }
 

@@ -102,6 +102,11 @@ class CopySlices : public Node {
 void record(const char* name, std::initializer_list<const Tensor*> inputs, const Tensor& out,
             BackwardFn fn) {
   if (!needs_grad(inputs) || !out.is_floating_point()) return;
+  // An op's output may share storage with a tensor outside the graph (a reduction viewing its
+  // result to drop dims). Its history starts here, so for autograd it is no view of that tensor:
+  // in-place changes to it, or to views of it, must rewrite its own history, not the other's.
+  std::shared_ptr<TensorImpl>& base = out.impl().view_base;
+  if (base && !(base->autograd && base->autograd->requires_grad)) base = nullptr;
   set_history(out, std::make_shared<FunctionNode>(name, edges_of(nullptr, inputs), std::move(fn)));
 }
 

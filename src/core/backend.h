@@ -37,6 +37,20 @@ inline View view_of(const Tensor& t) {
 enum class ReduceOp { Sum, Prod, Max, Min, ArgMax, ArgMin };
 enum class RandomKind { Uniform, Normal, RandInt };
 
+// One fused optimizer update (see optimizer_step).
+enum class OptimizerKind { SGD, Adam };
+struct OptimizerStep {
+  OptimizerKind kind = OptimizerKind::SGD;
+  double lr = 0, weight_decay = 0;
+  bool maximize = false;
+  // SGD
+  double momentum = 0, dampening = 0;
+  bool nesterov = false, first_step = false;
+  // Adam / AdamW
+  double beta1 = 0.9, beta2 = 0.999, eps = 1e-8, bias_correction1 = 1, bias_correction2 = 1;
+  bool amsgrad = false, decoupled_weight_decay = false;
+};
+
 // Philox counters a random fill of n elements consumes: four float32 or two float64 draws per
 // counter, one counter per integer.
 inline uint64_t random_counters(RandomKind kind, DType dtype, int64_t n) {
@@ -83,6 +97,13 @@ class Backend {
   // dst contiguous. Uniform in [a, b), Normal(mean a, std b), RandInt in [a, b).
   virtual void random(RandomKind kind, const View& dst, uint64_t seed, uint64_t counter, double a,
                       double b) = 0;
+
+  // Updates each params[i] in place from grads[i] in one pass, with per-parameter state:
+  // SGD: state1 = momentum buffer (when momentum != 0); Adam: state1 = exp_avg,
+  // state2 = exp_avg_sq, state3 = max_exp_avg_sq (amsgrad). All contiguous, one dtype per i.
+  virtual void optimizer_step(const OptimizerStep& step, std::span<const View> params,
+                              std::span<const View> grads, std::span<const View> state1,
+                              std::span<const View> state2, std::span<const View> state3) = 0;
 
   virtual void synchronize(int device_index) = 0;
 };

@@ -81,7 +81,7 @@ Tensor randint(int64_t high, const Shape& shape, const TensorOptions& options, G
 
 Tensor randperm(int64_t n, const TensorOptions& options, Generator* gen) {
   EMBER_CHECK(n >= 0, "[randperm] n must be non-negative, got ", n);
-  Generator& g = gen ? *gen : default_generator(Device(kCPU));
+  Generator& g = gen ? *gen : default_generator(options.target_device());
   Tensor host = make_tensor({n}, kInt64, Device(kCPU));
   int64_t* p = static_cast<int64_t*>(host.impl().data());
   for (int64_t i = 0; i < n; ++i) p[i] = i;
@@ -91,7 +91,7 @@ Tensor randperm(int64_t n, const TensorOptions& options, Generator* gen) {
     uint64_t bits = static_cast<uint64_t>(r.x) << 32 | r.y;
     std::swap(p[i], p[bits % static_cast<uint64_t>(i + 1)]);
   }
-  return host.to(options.device, options.dtype.value_or(kInt64));
+  return host.to(options.target_device(), options.dtype.value_or(kInt64));
 }
 
 Tensor& uniform_(Tensor& t, double from, double to, Generator* gen) {

@@ -208,6 +208,8 @@ Tensor Tensor::expand(const Shape& target) const {
       continue;
     }
     int64_t have = this->sizes()[i - lead];
+    EMBER_CHECK_KIND(Shape, target[i] >= -1, "[expand] invalid size ", target[i], " in ",
+                     shape_str(target), "; sizes must be >= 0, or -1 to keep a dim");
     int64_t want = target[i] == -1 ? have : target[i];
     EMBER_CHECK_KIND(Shape, want == have || have == 1, "[expand] the expanded size of the tensor (",
                      want, ") must match the existing size (", have, ") at non-singleton dimension ",

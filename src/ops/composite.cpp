@@ -10,7 +10,6 @@ namespace {
 Tensor as_float(const Tensor& x) { return x.is_floating_point() ? x : x.to(default_dtype()); }
 }  // namespace
 
-Tensor var(const Tensor& x, bool unbiased) { return var(x, {}, unbiased, false); }
 Tensor var(const Tensor& x, const Shape& dims, bool unbiased, bool keepdim) {
   EMBER_CHECK_KIND(DType, x.is_floating_point(), "[var] input dtype should be a floating point "
                    "dtype, got ", x.dtype(), "; convert with .to(ember::kFloat32)");
@@ -20,7 +19,6 @@ Tensor var(const Tensor& x, const Shape& dims, bool unbiased, bool keepdim) {
   // As PyTorch, divide by max(0, N - correction): no degrees of freedom left gives NaN (0 / 0).
   return ss.div_(static_cast<double>(std::max<int64_t>(n - (unbiased ? 1 : 0), 0)));
 }
-Tensor std(const Tensor& x, bool unbiased) { return sqrt(var(x, unbiased)); }
 Tensor std(const Tensor& x, const Shape& dims, bool unbiased, bool keepdim) {
   return sqrt(var(x, dims, unbiased, keepdim));
 }
@@ -45,7 +43,9 @@ Tensor softmax(const Tensor& x0, int64_t dim) {
   Shape d{wrap_dim("softmax", dim, x.dim())};
   if (x.numel() == 0) return x.clone();
   Tensor e = exp(x - amax(x.detach(), d, true));
-  return e.div_(sum(e, d, true));
+  // In place only outside the graph: exp's backward reads e.
+  Tensor s = sum(e, d, true);
+  return e.requires_grad() ? e / s : e.div_(s);
 }
 
 Tensor log_softmax(const Tensor& x0, int64_t dim) {

@@ -63,8 +63,8 @@ Tensor finish(Tensor t, const TensorOptions& o) {
 
 TensorOptions like_options(const Tensor& t, const std::optional<TensorOptions>& options) {
   if (options)
-    return TensorOptions{options->dtype ? options->dtype : t.dtype(), options->device,
-                         options->requires_grad};
+    return TensorOptions{options->dtype ? options->dtype : t.dtype(),
+                         options->device ? options->device : t.device(), options->requires_grad};
   return TensorOptions{t.dtype(), t.device(), false};
 }
 
@@ -84,14 +84,14 @@ Tensor tensor(const NestedValues& values, const TensorOptions& options) {
     T* p = static_cast<T*>(host.impl().data());
     write_values(values, p);
   });
-  return finish(host.to(options.device), options);
+  return finish(host.to(options.target_device()), options);
 }
 
 Tensor from_blob_copy(const void* data, DType dtype, const Shape& shape,
                       const TensorOptions& options) {
   Tensor host = new_tensor(shape, dtype, Device(kCPU));
   if (host.nbytes()) std::memcpy(host.impl().data(), data, host.nbytes());
-  return finish(host.to(options.device, options.dtype.value_or(dtype)), options);
+  return finish(host.to(options.target_device(), options.dtype.value_or(dtype)), options);
 }
 
 Tensor scalar_tensor(const Scalar& value, const TensorOptions& options) {
@@ -101,17 +101,17 @@ Tensor scalar_tensor(const Scalar& value, const TensorOptions& options) {
 }
 
 Tensor empty(const Shape& shape, const TensorOptions& options) {
-  return finish(new_tensor(shape, options_dtype(options), options.device), options);
+  return finish(new_tensor(shape, options_dtype(options), options.target_device()), options);
 }
 Tensor zeros(const Shape& shape, const TensorOptions& options) {
-  return finish(new_tensor(shape, options_dtype(options), options.device).fill_(0), options);
+  return finish(new_tensor(shape, options_dtype(options), options.target_device()).fill_(0), options);
 }
 Tensor ones(const Shape& shape, const TensorOptions& options) {
-  return finish(new_tensor(shape, options_dtype(options), options.device).fill_(1), options);
+  return finish(new_tensor(shape, options_dtype(options), options.target_device()).fill_(1), options);
 }
 Tensor full(const Shape& shape, const Scalar& value, const TensorOptions& options) {
   DType inferred = value.is_floating_point() ? default_dtype() : value.dtype();
-  return finish(new_tensor(shape, options.dtype.value_or(inferred), options.device).fill_(value),
+  return finish(new_tensor(shape, options.dtype.value_or(inferred), options.target_device()).fill_(value),
                 options);
 }
 
@@ -145,7 +145,7 @@ Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step,
       else p[i] = static_cast<T>(s + static_cast<double>(i) * st);
     }
   });
-  return finish(host.to(options.device), options);
+  return finish(host.to(options.target_device()), options);
 }
 
 Tensor linspace(double start, double end, int64_t steps, const TensorOptions& options) {
@@ -158,7 +158,7 @@ Tensor linspace(double start, double end, int64_t steps, const TensorOptions& op
     p[i] = i < steps / 2 ? start + step * static_cast<double>(i)
                          : end - step * static_cast<double>(steps - 1 - i);
   if (steps == 1) p[0] = start;  // torch.linspace(start, end, 1) is [start], not [end]
-  return finish(host.to(options.device, dtype), options);
+  return finish(host.to(options.target_device(), dtype), options);
 }
 
 Tensor empty_like(const Tensor& t, std::optional<TensorOptions> o) {

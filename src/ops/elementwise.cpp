@@ -192,12 +192,24 @@ Tensor unary(UnaryOp op, const Tensor& x, const UnaryParams& p = {},
 }
 }  // namespace
 
+namespace {
+// alpha must not turn an integer op into a float one (PyTorch's rule).
+void check_alpha(const char* op, const Tensor& a, const Tensor& b, const Scalar& alpha) {
+  EMBER_CHECK_KIND(DType, !alpha.is_floating_point() || is_floating_point(result_type(a, b)), "[",
+                   op, "] For integral input tensors, argument alpha must not be a floating point "
+                   "number.");
+}
+}  // namespace
+
 Tensor add(const Tensor& a, const Tensor& b, const Scalar& alpha) {
   if (alpha.to_double() == 1 && !alpha.is_bool()) return binary(BinaryOp::Add, a, b);
+  check_alpha("add", a, b, alpha);
   return binary(BinaryOp::Add, a, binary(BinaryOp::Mul, b, alpha));
 }
 Tensor sub(const Tensor& a, const Tensor& b, const Scalar& alpha) {
+  check_bool_ops(BinaryOp::Sub, result_type(a, b));
   if (alpha.to_double() == 1 && !alpha.is_bool()) return binary(BinaryOp::Sub, a, b);
+  check_alpha("sub", a, b, alpha);
   return binary(BinaryOp::Sub, a, binary(BinaryOp::Mul, b, alpha));
 }
 Tensor mul(const Tensor& a, const Tensor& b) { return binary(BinaryOp::Mul, a, b); }
@@ -234,6 +246,7 @@ Tensor neg(const Tensor& x) {
 Tensor abs(const Tensor& x) { return unary(UnaryOp::Abs, x); }
 Tensor exp(const Tensor& x) { return unary(UnaryOp::Exp, x); }
 Tensor log(const Tensor& x) { return unary(UnaryOp::Log, x); }
+Tensor log1p(const Tensor& x) { return unary(UnaryOp::Log1p, x); }
 Tensor sqrt(const Tensor& x) { return unary(UnaryOp::Sqrt, x); }
 Tensor rsqrt(const Tensor& x) { return unary(UnaryOp::Rsqrt, x); }
 Tensor relu(const Tensor& x) { return unary(UnaryOp::Relu, x); }

@@ -1,5 +1,7 @@
 // ops/elementwise_grad.cpp: records element-wise ops for autograd, evaluating the gradient
 // expressions of unary_ops.def and binary_ops.def.
+#include <string_view>
+
 #include "autograd/function.h"
 #include "ops/op_helpers.h"
 
@@ -30,6 +32,47 @@ Tensor pick_backward(const Tensor& g, const Tensor& a, const Tensor& b, const Te
   return where(a == b, g / 2, where(wins, g, 0.0));
 }
 
+// Whether a gradient expression (a .def entry, stringified) reads the variable `name`. Only the
+// tensors a formula reads are saved, as in PyTorch: changing mul's output in place, or add's
+// operands, must not break backward.
+constexpr bool mentions(std::string_view expr, char name) {
+  auto ident = [](char c) {
+    return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+  };
+  for (size_t i = 0; i < expr.size(); ++i)
+    if (expr[i] == name && (i == 0 || !ident(expr[i - 1])) &&
+        (i + 1 == expr.size() || !ident(expr[i + 1])))
+      return true;
+  return false;
+}
+static_assert(mentions("g * y * (1 - y)", 'y') && !mentions("gelu_backward(g, x, p)", 'y'));
+
+// Which of x and y each unary op's gradient reads.
+struct UnaryUses {
+  bool x, y;
+};
+constexpr UnaryUses kUnaryUses[] = {
+#define EMBER_UNARY(Name, name, Fn, kind, grad) {mentions(#grad, 'x'), mentions(#grad, 'y')},
+#include "ops/unary_ops.def"
+#undef EMBER_UNARY
+};
+
+// Which of a, b and y each binary op's gradients read: [0] for a's gradient, [1] for b's.
+struct BinaryUses {
+  bool a, b, y;
+};
+constexpr BinaryUses kBinaryUses[][2] = {
+#define EMBER_BINARY(Name, name, Fn, kind, grad_a, grad_b)                   \
+  {{mentions(#grad_a, 'a'), mentions(#grad_a, 'b'), mentions(#grad_a, 'y')}, \
+   {mentions(#grad_b, 'a'), mentions(#grad_b, 'b'), mentions(#grad_b, 'y')}},
+#include "ops/binary_ops.def"
+#undef EMBER_BINARY
+};
+
+autograd::SavedTensor save_if(bool needed, const Tensor& t) {
+  return needed ? SavedTensor(t) : SavedTensor();
+}
+
 struct InputInfo {
   Shape sizes;
   DType dtype;
@@ -48,9 +91,10 @@ struct InputInfo {
 
 void record_unary(UnaryOp op, const Tensor& x, const Tensor& out, const UnaryParams& p) {
   if (!autograd::needs_grad({&x}) || !out.is_floating_point()) return;
+  const UnaryUses& uses = kUnaryUses[static_cast<int>(op)];
   autograd::record(backward_name(op), {&x}, out,
-                   [op, p, info = InputInfo(x), sx = SavedTensor(x),
-                    sy = SavedTensor(out)](const Tensor& g) -> std::vector<Tensor> {
+                   [op, p, info = InputInfo(x), sx = save_if(uses.x, x),
+                    sy = save_if(uses.y, out)](const Tensor& g) -> std::vector<Tensor> {
                      Tensor x = sx.unpack(), y = sy.unpack(), r;
                      switch (op) {
 #define EMBER_UNARY(Name, name, Fn, kind, grad) \
@@ -65,9 +109,15 @@ void record_unary(UnaryOp op, const Tensor& x, const Tensor& out, const UnaryPar
 void record_binary(BinaryOp op, const Tensor& a0, const Tensor& b0, const Tensor& a_used,
                    const Tensor& b_used, const Tensor& out) {
   if (!autograd::needs_grad({&a0, &b0}) || !out.is_floating_point()) return;
+  // Saved: what the gradients of the inputs that require grad read.
+  const BinaryUses* uses = kBinaryUses[static_cast<int>(op)];
+  bool ga = a0.requires_grad(), gb = b0.requires_grad();
+  auto need = [&](bool BinaryUses::*v) { return (ga && uses[0].*v) || (gb && uses[1].*v); };
   autograd::record(backward_name(op), {&a0, &b0}, out,
-                   [op, ia = InputInfo(a0), ib = InputInfo(b0), sa = SavedTensor(a_used),
-                    sb = SavedTensor(b_used), sy = SavedTensor(out)](const Tensor& g) {
+                   [op, ia = InputInfo(a0), ib = InputInfo(b0),
+                    sa = save_if(need(&BinaryUses::a), a_used),
+                    sb = save_if(need(&BinaryUses::b), b_used),
+                    sy = save_if(need(&BinaryUses::y), out)](const Tensor& g) {
                      Tensor a = sa.unpack(), b = sb.unpack(), y = sy.unpack(), ra, rb;
                      switch (op) {
 #define EMBER_BINARY(Name, name, Fn, kind, grad_a, grad_b) \

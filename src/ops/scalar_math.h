@@ -93,6 +93,10 @@ struct LogFn : ParamFn {
   template <class T>
   EMBER_HOST_DEVICE T operator()(T x) const { return std::log(x); }
 };
+struct Log1pFn : ParamFn {
+  template <class T>
+  EMBER_HOST_DEVICE T operator()(T x) const { return std::log1p(x); }
+};
 struct SqrtFn : ParamFn {
   template <class T>
   EMBER_HOST_DEVICE T operator()(T x) const { return std::sqrt(x); }

@@ -27,6 +27,9 @@ class CpuBackend : public Backend {
   void scatter_add(const View& dst, int64_t dim, const View& index, const View& src) override;
   void random(RandomKind kind, const View& dst, uint64_t seed, uint64_t counter, double a,
               double b) override;
+  void optimizer_step(const OptimizerStep& step, std::span<const View> params,
+                      std::span<const View> grads, std::span<const View> state1,
+                      std::span<const View> state2, std::span<const View> state3) override;
   void synchronize(int) override {}
 };
 

@@ -115,6 +115,10 @@ class CudaBackend : public Backend {
   void random(RandomKind, const View&, uint64_t, uint64_t, double, double) override {
     no_kernels("random");
   }
+  void optimizer_step(const OptimizerStep&, std::span<const View>, std::span<const View>,
+                      std::span<const View>, std::span<const View>, std::span<const View>) override {
+    no_kernels("optimizer step");
+  }
   void synchronize(int index) override {
     DeviceGuard guard(index);
     check(cudaDeviceSynchronize(), "cuda::synchronize");

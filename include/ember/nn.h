@@ -1,0 +1,8 @@
+// ember/nn.h: neural-network modules, functional forms, losses and initialisation.
+#pragma once
+
+#include "ember/nn/functional.h"
+#include "ember/nn/init.h"
+#include "ember/nn/losses.h"
+#include "ember/nn/module.h"
+#include "ember/nn/modules.h"

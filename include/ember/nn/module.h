@@ -1,0 +1,132 @@
+// ember/nn/module.h: Module -- parameters, buffers and sub-modules with PyTorch's dotted names,
+// moving between devices, train/eval, state dicts and printing -- and ModuleHolder, the handle
+// type that makes `nn::Linear model(10, 1); model->to(device); model(x)` read like PyTorch.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "ember/tensor.h"
+
+namespace ember::nn {
+
+// Named tensors in registration order, as module.state_dict() returns them.
+using StateDict = std::vector<std::pair<std::string, Tensor>>;
+
+class Module {
+ public:
+  explicit Module(std::string name = "Module") : name_(std::move(name)) {}
+  virtual ~Module() = default;
+  Module(const Module&) = delete;
+  Module& operator=(const Module&) = delete;
+
+  // The layer's computation for modules that map one tensor to one tensor (all built-in layers);
+  // Sequential calls it. Modules with other signatures define their own forward.
+  virtual Tensor forward(const Tensor& input);
+
+  std::vector<Tensor> parameters(bool recurse = true) const;
+  StateDict named_parameters(bool recurse = true) const;
+  std::vector<Tensor> buffers(bool recurse = true) const;
+  StateDict named_buffers(bool recurse = true) const;
+  std::vector<std::shared_ptr<Module>> children() const;
+  std::vector<std::pair<std::string, std::shared_ptr<Module>>> named_children() const;
+  // This module and every descendant, depth first.
+  std::vector<std::shared_ptr<Module>> modules();
+
+  // Moves (or converts) every parameter, gradient and buffer in place: tensors handed out
+  // before (to an optimizer, say) see the change.
+  Module& to(Device device, bool non_blocking = false);
+  Module& to(DType dtype);
+  Module& to(Device device, DType dtype, bool non_blocking = false);
+
+  void train(bool on = true);
+  void eval() { train(false); }
+  bool is_training() const { return training_; }
+
+  // Clears gradients: to undefined (PyTorch 2's default) or to zeros.
+  void zero_grad(bool set_to_none = true);
+
+  // Parameters then buffers, dotted names ("0.weight").
+  StateDict state_dict() const;
+  // Copies values in; strict rejects missing and unexpected keys. Shapes must match.
+  void load_state_dict(const StateDict& state, bool strict = true);
+
+  const std::string& name() const { return name_; }
+  // What goes between the parentheses when printed: "in_features=10, out_features=1, bias=True".
+  virtual std::string extra_repr() const { return ""; }
+  // The module tree as PyTorch prints it.
+  std::string str() const;
+
+ protected:
+  // Registers and returns a parameter (requires_grad set on it).
+  Tensor register_parameter(std::string name, Tensor tensor, bool requires_grad = true);
+  Tensor register_buffer(std::string name, Tensor tensor);
+  template <class M>
+  std::shared_ptr<M> register_module(std::string name, std::shared_ptr<M> module) {
+    children_.emplace_back(std::move(name), module);
+    return module;
+  }
+
+ private:
+  void collect(const std::string& prefix, bool params, bool recurse, StateDict& out) const;
+  std::string str(int indent) const;
+
+  std::string name_;
+  StateDict parameters_, buffers_;
+  std::vector<std::pair<std::string, std::shared_ptr<Module>>> children_;
+  bool training_ = true;
+};
+
+std::ostream& operator<<(std::ostream& os, const Module& module);
+
+// A shared handle to a module implementation: `->` reaches the module, `()` calls forward.
+template <class Impl>
+class ModuleHolder {
+ public:
+  using ImplType = Impl;
+
+  template <class... Args>
+    requires(!(sizeof...(Args) == 1 &&
+               (std::is_base_of_v<ModuleHolder, std::remove_cvref_t<Args>> && ...)))
+  explicit ModuleHolder(Args&&... args) : impl_(std::make_shared<Impl>(std::forward<Args>(args)...)) {}
+  ModuleHolder(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}  // NOLINT
+
+  Impl* operator->() const { return impl_.get(); }
+  Impl& operator*() const { return *impl_; }
+  const std::shared_ptr<Impl>& ptr() const { return impl_; }
+  operator std::shared_ptr<Module>() const { return impl_; }  // NOLINT
+
+  template <class... Args>
+  auto operator()(Args&&... args) const {
+    return impl_->forward(std::forward<Args>(args)...);
+  }
+
+ protected:
+  std::shared_ptr<Impl> impl_;
+};
+
+template <class Impl>
+std::ostream& operator<<(std::ostream& os, const ModuleHolder<Impl>& m) {
+  return os << *m;
+}
+
+}  // namespace ember::nn
+
+// Declares `Name` as the holder of `Name##Impl`, with a chainable to():
+//   auto model = nn::Linear(10, 1).to(device);
+#define EMBER_MODULE(Name)                                                              \
+  class Name : public ::ember::nn::ModuleHolder<Name##Impl> {                           \
+   public:                                                                              \
+    using ::ember::nn::ModuleHolder<Name##Impl>::ModuleHolder;                          \
+    Name to(::ember::Device device, bool non_blocking = false) const {                  \
+      impl_->to(device, non_blocking);                                                  \
+      return *this;                                                                     \
+    }                                                                                   \
+    Name to(::ember::DType dtype) const {                                               \
+      impl_->to(dtype);                                                                 \
+      return *this;                                                                     \
+    }                                                                                   \
+  }

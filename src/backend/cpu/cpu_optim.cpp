@@ -1,0 +1,76 @@
+// backend/cpu/cpu_optim.cpp: fused SGD and Adam/AdamW updates -- one pass over each parameter's
+// memory, with PyTorch's order of operations.
+#include <cmath>
+
+#include "backend/cpu/cpu_backend.h"
+#include "backend/cpu/cpu_loops.h"
+
+namespace ember {
+
+namespace {
+
+template <class T>
+void sgd(const OptimizerStep& s, T* p, const T* g, T* buf, int64_t n) {
+  const T lr = static_cast<T>(s.lr), wd = static_cast<T>(s.weight_decay);
+  const T mom = static_cast<T>(s.momentum), damp = static_cast<T>(1 - s.dampening);
+  cpu::parallel_for(n, cpu::kGrainSize, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) {
+      T d = s.maximize ? -g[i] : g[i];
+      if (s.weight_decay != 0) d += wd * p[i];
+      if (s.momentum != 0) {
+        buf[i] = s.first_step ? d : mom * buf[i] + damp * d;
+        d = s.nesterov ? d + mom * buf[i] : buf[i];
+      }
+      p[i] -= lr * d;
+    }
+  });
+}
+
+template <class T>
+void adam(const OptimizerStep& s, T* p, const T* g, T* m, T* v, T* vmax, int64_t n) {
+  const T wd = static_cast<T>(s.weight_decay);
+  const T decay = static_cast<T>(1 - s.lr * s.weight_decay);
+  const T w1 = static_cast<T>(1 - s.beta1), b2 = static_cast<T>(s.beta2), w2 = static_cast<T>(1 - s.beta2);
+  const T step_size = static_cast<T>(s.lr / s.bias_correction1);
+  const T bc2_sqrt = static_cast<T>(std::sqrt(s.bias_correction2)), eps = static_cast<T>(s.eps);
+  cpu::parallel_for(n, cpu::kGrainSize, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) {
+      T d = s.maximize ? -g[i] : g[i];
+      if (s.decoupled_weight_decay) p[i] *= decay;
+      else if (s.weight_decay != 0) d += wd * p[i];
+      // exp_avg.lerp_(grad, 1 - beta1), as torch.lerp computes it.
+      m[i] = w1 < T(0.5) ? m[i] + w1 * (d - m[i]) : d - (d - m[i]) * (T(1) - w1);
+      v[i] = v[i] * b2 + w2 * d * d;
+      T second = v[i];
+      if (s.amsgrad) {
+        vmax[i] = std::max(vmax[i], v[i]);
+        second = vmax[i];
+      }
+      T denom = std::sqrt(second) / bc2_sqrt + eps;
+      p[i] += -step_size * (m[i] / denom);
+    }
+  });
+}
+
+}  // namespace
+
+void CpuBackend::optimizer_step(const OptimizerStep& s, std::span<const View> params,
+                                std::span<const View> grads, std::span<const View> state1,
+                                std::span<const View> state2, std::span<const View> state3) {
+  for (size_t i = 0; i < params.size(); ++i) {
+    const View& p = params[i];
+    auto run = [&]<class T>() {
+      T* pd = static_cast<T*>(p.data);
+      const T* gd = static_cast<const T*>(grads[i].data);
+      auto state = [&](std::span<const View> st) {
+        return i < st.size() ? static_cast<T*>(st[i].data) : nullptr;
+      };
+      if (s.kind == OptimizerKind::SGD) sgd<T>(s, pd, gd, state(state1), p.numel());
+      else adam<T>(s, pd, gd, state(state1), state(state2), state(state3), p.numel());
+    };
+    if (p.dtype == kFloat32) run.template operator()<float>();
+    else run.template operator()<double>();
+  }
+}
+
+}  // namespace ember

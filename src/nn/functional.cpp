@@ -1,0 +1,195 @@
+// nn/functional.cpp: layers and losses as compositions of tensor ops (their gradients come from
+// the ops'), with PyTorch's reductions, ignore_index, label smoothing and stable forms.
+#include "ember/nn/functional.h"
+
+#include "ember/ops.h"
+
+namespace ember::nn::functional {
+
+namespace {
+
+Tensor reduce(const Tensor& loss, Reduction reduction) {
+  switch (reduction) {
+    case Reduction::None: return loss;
+    case Reduction::Sum: return loss.sum();
+    case Reduction::Mean: break;
+  }
+  return loss.mean();
+}
+
+void check_same_shape(const char* op, const Tensor& input, const Tensor& target) {
+  EMBER_CHECK_KIND(Shape, input.sizes() == target.sizes(), "[", op, "] Using a target size (",
+                   shape_str(target.sizes()), ") that is different to the input size (",
+                   shape_str(input.sizes()), ") is not supported; reshape the target to match");
+}
+
+// For class-index targets: input (N, C, d...) or (C); target (N, d...) or ().
+int64_t class_dim_of(const char* op, const Tensor& input, const Tensor& target) {
+  EMBER_CHECK_KIND(Shape, input.dim() >= 1, "[", op, "] input must have at least 1 dim (C)");
+  int64_t cd = input.dim() == 1 ? 0 : 1;
+  Shape expected = input.sizes();
+  expected.erase(expected.begin() + cd);
+  EMBER_CHECK_KIND(Shape, target.sizes() == expected, "[", op, "] Expected target size ",
+                   shape_str(expected), " for input of size ", shape_str(input.sizes()), ", got ",
+                   shape_str(target.sizes()));
+  return cd;
+}
+
+// The weight of each target's class (1 without weights), 0 where ignored; same shape as target.
+Tensor target_weights(const Tensor& safe_target, const Tensor& valid, const Tensor& weight, DType dtype) {
+  if (!weight.defined()) return valid.to(dtype);
+  return index_select(weight, 0, safe_target.reshape({-1})).view(safe_target.sizes()) *
+         valid.to(weight.dtype());
+}
+
+}  // namespace
+
+Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction) {
+  Tensor d = input - target;
+  return reduce(d * d, reduction);
+}
+
+Tensor l1_loss(const Tensor& input, const Tensor& target, Reduction reduction) {
+  return reduce(abs(input - target), reduction);
+}
+
+Tensor nll_loss(const Tensor& log_probs, const Tensor& target, const NllLossOptions& o) {
+  EMBER_CHECK_KIND(DType, target.dtype() == kInt64, "[nll_loss] expected target of class indices "
+                   "with dtype int64, got ", target.dtype());
+  int64_t cd = class_dim_of("nll_loss", log_probs, target);
+  int64_t classes = log_probs.size(cd);
+  if (o.weight.defined())
+    EMBER_CHECK_KIND(Shape, o.weight.dim() == 1 && o.weight.size(0) == classes, "[nll_loss] weight "
+                     "tensor should be defined either for all ", classes,
+                     " classes or no classes but got weight tensor of shape: ",
+                     shape_str(o.weight.sizes()));
+  Tensor valid = target != o.ignore_index;
+  Tensor safe = where(valid, target, 0);
+  if (safe.numel() > 0) {
+    int64_t lo = safe.min().item<int64_t>(), hi = safe.max().item<int64_t>();
+    EMBER_CHECK_KIND(Index, lo >= 0 && hi < classes, "[nll_loss] Target ", lo < 0 ? lo : hi,
+                     " is out of bounds: classes are 0..", classes - 1);
+  }
+  Tensor picked = log_probs.gather(cd, safe.unsqueeze(cd)).squeeze(cd);
+  Tensor w = target_weights(safe, valid, o.weight, log_probs.dtype());
+  Tensor loss = -picked * w;
+  if (o.reduction == Reduction::Mean) return loss.sum() / w.sum();
+  return reduce(loss, o.reduction);
+}
+
+Tensor cross_entropy(const Tensor& input, const Tensor& target, const CrossEntropyOptions& o) {
+  EMBER_CHECK(o.label_smoothing >= 0 && o.label_smoothing <= 1, "[cross_entropy] label_smoothing "
+              "must be between 0.0 and 1.0. Got: ", o.label_smoothing);
+  int64_t cd = input.dim() == 1 ? 0 : 1;
+  Tensor logp = log_softmax(input, cd);
+  int64_t classes = input.size(cd);
+  double eps = o.label_smoothing;
+  Shape class_shape(input.dim(), 1);
+  class_shape[cd] = classes;
+  Tensor class_w = o.weight.defined() ? o.weight.view(class_shape) : Tensor();
+
+  if (target.is_floating_point()) {  // class probabilities
+    check_same_shape("cross_entropy", input, target);
+    Tensor t = eps > 0 ? target * (1 - eps) + eps / static_cast<double>(classes) : target;
+    Tensor terms = logp * t;
+    if (class_w.defined()) terms = terms * class_w;
+    Tensor loss = -terms.sum({cd});
+    if (o.reduction == Reduction::Mean)
+      return loss.sum() / static_cast<double>(input.dim() == 1 ? 1 : loss.numel());
+    return reduce(loss, o.reduction);
+  }
+
+  Tensor nll = nll_loss(logp, target, {.reduction = o.reduction, .ignore_index = o.ignore_index,
+                                       .weight = o.weight});
+  if (eps == 0) return nll;
+  // Label smoothing: mix in the (weighted) mean of -log p over all classes.
+  Tensor valid = target != o.ignore_index;
+  Tensor terms = class_w.defined() ? logp * class_w : logp;
+  Tensor smooth = -terms.sum({cd}) * valid.to(logp.dtype());
+  Tensor smooth_reduced;
+  switch (o.reduction) {
+    case Reduction::None: smooth_reduced = smooth; break;
+    case Reduction::Sum: smooth_reduced = smooth.sum(); break;
+    case Reduction::Mean: {
+      Tensor safe = where(valid, target, 0);
+      smooth_reduced = smooth.sum() / target_weights(safe, valid, o.weight, logp.dtype()).sum();
+      break;
+    }
+  }
+  return nll * (1 - eps) + smooth_reduced * (eps / static_cast<double>(classes));
+}
+
+Tensor binary_cross_entropy(const Tensor& input, const Tensor& target, Reduction reduction,
+                            const Tensor& weight) {
+  check_same_shape("binary_cross_entropy", input, target);
+  if (input.numel() > 0) {
+    NoGradGuard no_grad;
+    EMBER_CHECK(input.min().item<double>() >= 0 && input.max().item<double>() <= 1,
+                "[binary_cross_entropy] all elements of input should be between 0 and 1; pass "
+                "logits to binary_cross_entropy_with_logits instead");
+  }
+  Tensor loss = -(target * clamp(log(input), -100.0) + (1 - target) * clamp(log(1 - input), -100.0));
+  if (weight.defined()) loss = loss * weight;
+  return reduce(loss, reduction);
+}
+
+Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& target,
+                                        Reduction reduction, const Tensor& weight,
+                                        const Tensor& pos_weight) {
+  check_same_shape("binary_cross_entropy_with_logits", input, target);
+  // log(1 + exp(-|x|)) + max(-x, 0) is log(1 + exp(-x)) without overflow.
+  Tensor softplus_neg = log1p(exp(-abs(input))) + relu(-input);
+  Tensor loss = pos_weight.defined()
+                    ? (1 - target) * input + (1 + (pos_weight - 1) * target) * softplus_neg
+                    : (1 - target) * input + softplus_neg;
+  if (weight.defined()) loss = loss * weight;
+  return reduce(loss, reduction);
+}
+
+Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
+  Tensor y = x.dim() == 2 ? mm(x, weight.t()) : matmul(x, weight.t());
+  return bias.defined() ? y + bias : y;
+}
+
+Tensor dropout(const Tensor& x, double p, bool training) {
+  EMBER_CHECK(p >= 0 && p <= 1, "[dropout] dropout probability has to be between 0 and 1, but got ", p);
+  if (!training || p == 0) return x;
+  if (p == 1) return x * 0.0;
+  Tensor keep = (rand_like(x) >= p).to(x.dtype());
+  return x * keep * (1.0 / (1.0 - p));
+}
+
+Tensor layer_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& weight,
+                  const Tensor& bias, double eps) {
+  int64_t k = static_cast<int64_t>(normalized_shape.size());
+  bool fits = k <= x.dim();
+  for (int64_t i = 0; fits && i < k; ++i) fits = x.size(x.dim() - k + i) == normalized_shape[i];
+  EMBER_CHECK_KIND(Shape, fits, "[layer_norm] Given normalized_shape=", shape_str(normalized_shape),
+                   ", expected input with shape [*, ", shape_str(normalized_shape).substr(1),
+                   " but got input of size", shape_str(x.sizes()));
+  Shape dims;
+  for (int64_t i = 0; i < k; ++i) dims.push_back(x.dim() - k + i);
+  Tensor mu = x.mean(dims, true);
+  Tensor centered = x - mu;
+  Tensor var = (centered * centered).mean(dims, true);
+  Tensor y = centered * rsqrt(var + eps);
+  if (weight.defined()) y = y * weight;
+  if (bias.defined()) y = y + bias;
+  return y;
+}
+
+Tensor embedding(const Tensor& indices, const Tensor& weight, std::optional<int64_t> padding_idx) {
+  EMBER_CHECK_KIND(DType, indices.dtype() == kInt64 || indices.dtype() == kInt32,
+                   "[embedding] Expected indices of dtype int64 or int32, got ", indices.dtype());
+  EMBER_CHECK_KIND(Shape, weight.dim() == 2, "[embedding] weight must be 2-D, got shape ",
+                   shape_str(weight.sizes()));
+  Shape out_shape = indices.sizes();
+  out_shape.push_back(weight.size(1));
+  Tensor out = index_select(weight, 0, indices.reshape({-1})).view(out_shape);
+  if (!padding_idx) return out;
+  // The padding row reads as usual but passes no gradient.
+  Tensor trainable = (indices != *padding_idx).unsqueeze(-1);
+  return where(trainable, out, out.detach());
+}
+
+}  // namespace ember::nn::functional

@@ -1,0 +1,198 @@
+// nn/module.cpp: Module's registries, traversal, device moves, state dicts and printing.
+#include "ember/nn/module.h"
+
+#include <ostream>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "ember/ops.h"
+
+namespace ember::nn {
+
+Tensor Module::forward(const Tensor&) {
+  EMBER_THROW(NotImplemented, "[", name_, "] has no forward(Tensor); call the module's own "
+              "forward(...) with its arguments");
+}
+
+Tensor Module::register_parameter(std::string name, Tensor tensor, bool requires_grad) {
+  EMBER_CHECK(name.find('.') == std::string::npos && !name.empty(), "[", name_,
+              "] parameter name can't be empty or contain \".\", got \"", name, "\"");
+  if (tensor.defined() && requires_grad) tensor.requires_grad_();
+  parameters_.emplace_back(std::move(name), tensor);
+  return tensor;
+}
+
+Tensor Module::register_buffer(std::string name, Tensor tensor) {
+  EMBER_CHECK(name.find('.') == std::string::npos && !name.empty(), "[", name_,
+              "] buffer name can't be empty or contain \".\", got \"", name, "\"");
+  buffers_.emplace_back(std::move(name), tensor);
+  return tensor;
+}
+
+void Module::collect(const std::string& prefix, bool params, bool recurse, StateDict& out) const {
+  for (const auto& [name, t] : params ? parameters_ : buffers_)
+    if (t.defined()) out.emplace_back(prefix + name, t);
+  if (!recurse) return;
+  for (const auto& [name, child] : children_) child->collect(prefix + name + ".", params, true, out);
+}
+
+StateDict Module::named_parameters(bool recurse) const {
+  StateDict out;
+  collect("", true, recurse, out);
+  // A tensor shared by two modules is listed once, under its first name (as PyTorch does).
+  std::unordered_set<const TensorImpl*> seen;
+  StateDict unique;
+  for (auto& [name, t] : out)
+    if (seen.insert(&t.impl()).second) unique.emplace_back(std::move(name), t);
+  return unique;
+}
+
+std::vector<Tensor> Module::parameters(bool recurse) const {
+  std::vector<Tensor> out;
+  for (auto& [name, t] : named_parameters(recurse)) out.push_back(t);
+  return out;
+}
+
+StateDict Module::named_buffers(bool recurse) const {
+  StateDict out;
+  collect("", false, recurse, out);
+  return out;
+}
+
+std::vector<Tensor> Module::buffers(bool recurse) const {
+  std::vector<Tensor> out;
+  for (auto& [name, t] : named_buffers(recurse)) out.push_back(t);
+  return out;
+}
+
+std::vector<std::shared_ptr<Module>> Module::children() const {
+  std::vector<std::shared_ptr<Module>> out;
+  for (const auto& [name, child] : children_) out.push_back(child);
+  return out;
+}
+
+std::vector<std::pair<std::string, std::shared_ptr<Module>>> Module::named_children() const {
+  return children_;
+}
+
+std::vector<std::shared_ptr<Module>> Module::modules() {
+  std::vector<std::shared_ptr<Module>> out;
+  for (const auto& [name, child] : children_) {
+    out.push_back(child);
+    for (auto& m : child->modules()) out.push_back(m);
+  }
+  return out;
+}
+
+Module& Module::to(Device device, DType dtype, bool non_blocking) {
+  NoGradGuard no_grad;
+  auto move = [&](const Tensor& t, bool convert) {
+    DType target = convert && t.is_floating_point() ? dtype : t.dtype();
+    t.set_data(t.to(device, target, non_blocking));
+    if (t.grad().defined()) t.grad().set_data(t.grad().to(device, target, non_blocking));
+  };
+  for (auto& [name, t] : named_parameters()) move(t, true);
+  for (auto& [name, t] : named_buffers()) move(t, true);
+  return *this;
+}
+
+Module& Module::to(Device device, bool non_blocking) {
+  NoGradGuard no_grad;
+  for (auto& [name, t] : named_parameters()) {
+    t.set_data(t.to(device, non_blocking));
+    if (t.grad().defined()) t.grad().set_data(t.grad().to(device, non_blocking));
+  }
+  for (auto& [name, t] : named_buffers()) t.set_data(t.to(device, non_blocking));
+  return *this;
+}
+
+Module& Module::to(DType dtype) {
+  NoGradGuard no_grad;
+  for (auto& [name, t] : named_parameters()) {
+    if (!t.is_floating_point()) continue;
+    t.set_data(t.to(dtype));
+    if (t.grad().defined()) t.grad().set_data(t.grad().to(dtype));
+  }
+  for (auto& [name, t] : named_buffers())
+    if (t.is_floating_point()) t.set_data(t.to(dtype));
+  return *this;
+}
+
+void Module::train(bool on) {
+  training_ = on;
+  for (auto& [name, child] : children_) child->train(on);
+}
+
+void Module::zero_grad(bool set_to_none) {
+  for (auto& t : parameters()) {
+    if (!t.grad().defined()) continue;
+    if (set_to_none) {
+      t.mutable_grad() = Tensor();
+    } else {
+      NoGradGuard no_grad;
+      t.mutable_grad().zero_();
+    }
+  }
+}
+
+StateDict Module::state_dict() const {
+  StateDict out;
+  collect("", true, true, out);
+  collect("", false, true, out);
+  return out;
+}
+
+void Module::load_state_dict(const StateDict& state, bool strict) {
+  std::unordered_map<std::string, const Tensor*> given;
+  for (const auto& [name, t] : state) given[name] = &t;
+  std::vector<std::string> missing, unexpected;
+  StateDict mine = state_dict();
+  std::unordered_set<std::string> known;
+  NoGradGuard no_grad;
+  for (auto& [name, t] : mine) {
+    known.insert(name);
+    auto it = given.find(name);
+    if (it == given.end()) {
+      missing.push_back(name);
+      continue;
+    }
+    const Tensor& src = *it->second;
+    EMBER_CHECK_KIND(Shape, src.sizes() == t.sizes(), "[load_state_dict] size mismatch for ", name,
+                     ": copying a param with shape ", shape_str(src.sizes()),
+                     " from checkpoint, the shape in current model is ", shape_str(t.sizes()), ".");
+  }
+  for (const auto& [name, t] : state)
+    if (!known.count(name)) unexpected.push_back(name);
+  if (strict && (!missing.empty() || !unexpected.empty())) {
+    std::string msg = "[load_state_dict] Error(s) in loading state_dict for " + name_ + ":";
+    auto list = [&](const char* what, const std::vector<std::string>& keys) {
+      if (keys.empty()) return;
+      msg += std::string(" ") + what + " key(s) in state_dict: ";
+      for (size_t i = 0; i < keys.size(); ++i) msg.append(i ? ", \"" : "\"").append(keys[i]).append("\"");
+      msg += ".";
+    };
+    list("Missing", missing);
+    list("Unexpected", unexpected);
+    EMBER_THROW(Value, msg);
+  }
+  for (auto& [name, t] : mine)
+    if (auto it = given.find(name); it != given.end()) t.copy_(*it->second);
+}
+
+std::string Module::str(int indent) const {
+  std::string out = name_ + "(";
+  std::string extra = extra_repr();
+  if (children_.empty()) return out + extra + ")";
+  std::string pad(indent + 2, ' ');
+  out += "\n";
+  if (!extra.empty()) out += pad + extra + "\n";
+  for (const auto& [name, child] : children_)
+    out += pad + "(" + name + "): " + child->str(indent + 2) + "\n";
+  return out + std::string(indent, ' ') + ")";
+}
+
+std::string Module::str() const { return str(0); }
+
+std::ostream& operator<<(std::ostream& os, const Module& module) { return os << module.str(); }
+
+}  // namespace ember::nn
