@@ -1,32 +1,33 @@
-// examples/device_error.cpp: the tutorial's "Most Common GPU Error" -- mixing devices in one op
-// throws an ember::Error with PyTorch's message; the fix is to move both to one device.
+// examples/device_error.cpp: the tutorial's "Most Common GPU Error" -- the model on the GPU, the
+// data left on the CPU: ember throws an ember::Error with PyTorch's message. The fix is to move
+// both to one device.
 #include <ember/ember.h>
 
 #include <iostream>
 
 int main() {
   ember::Device device = ember::best_device();
-  ember::Tensor weights = ember::rand({4, 3}).to(device);  // "the model", on the device
-  ember::Tensor data = ember::rand({2, 4});                // the data, forgotten on the CPU
+  auto model = ember::nn::Linear(10, 1).to(device);  // model -> .to(device)
+  ember::Tensor X = ember::rand({32, 10});            // data forgotten on the CPU
 
   if (device.is_cuda()) {
     try {
-      ember::matmul(data, weights);
+      model(X);
     } catch (const ember::Error& e) {
       std::cout << "Error: " << e.what() << "\n";
     }
   } else {
-    // With a single device there is nothing to mix up; show what the error would be about.
+    // With only the CPU there is nothing to mix up; a missing GPU is reported clearly instead.
     std::cout << "Only the CPU is here, so model and data cannot be on different devices.\n";
     try {
-      data.to("cuda");
+      X.to("cuda");
     } catch (const ember::Error& e) {
-      std::cout << "Moving to a missing GPU fails clearly instead: " << e.what() << "\n";
+      std::cout << "Moving to a missing GPU: " << e.what() << "\n";
     }
   }
 
-  // Fix: model -> .to(device), data -> .to(device).
-  ember::Tensor out = ember::matmul(data.to(device), weights);
-  std::cout << "both on " << out.device() << ": output shape " << ember::shape_str(out.sizes())
+  // Fix: model -> .to(device), data -> .to(device): both on the same device.
+  ember::Tensor pred = model(X.to(device));
+  std::cout << "both on " << pred.device() << ": prediction shape " << ember::shape_str(pred.sizes())
             << "\n";
 }

@@ -199,7 +199,8 @@ TEST_P(AutogradTest, LeavesAndGradFnNames) {
   EXPECT_EQ(x.view({2, 1}).grad_fn()->name(), "ViewBackward0");
   EXPECT_EQ(x.unsqueeze(0).t().grad_fn()->name(), "TransposeBackward0");
   EXPECT_EQ(x.select(0, 1).grad_fn()->name(), "SelectBackward0");
-  EXPECT_EQ(x.mean().grad_fn()->name(), "MeanBackward1");
+  EXPECT_EQ(x.sum({0}).grad_fn()->name(), "SumBackward1");
+  EXPECT_EQ(x.mean({0}).grad_fn()->name(), "MeanBackward1");
   // Ops on constants only record nothing; nor do non-differentiable results.
   EXPECT_EQ((c * c).grad_fn(), nullptr);
   EXPECT_FALSE((c * c).requires_grad());

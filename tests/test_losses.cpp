@@ -30,7 +30,8 @@ class LossTest : public testing::DeviceTest {
 
   // The (N=4, C=3) logits, targets and class weights of nn_reference.py.
   Tensor logits(bool requires_grad = false) const {
-    return f64({{1.0, 2.0, 0.5}, {0.1, -1.0, 3.0}, {2.0, 2.0, -2.0}, {0.0, 0.5, 1.0}}, requires_grad);
+    return f64({{1.0, 2.0, 0.5}, {0.1, -1.0, 3.0}, {2.0, 2.0, -2.0}, {0.0, 0.5, 1.0}},
+               requires_grad);
   }
   Tensor targets() const { return idx({0, 2, 1, 2}); }
   Tensor class_weights() const { return f64({0.2, 1.0, 3.0}); }
@@ -123,9 +124,9 @@ TEST_P(LossTest, MseBroadcastsAsPyTorch) {
 
 TEST_P(LossTest, CrossEntropyReductions) {
   Tensor x = logits(), t = targets();
-  EXPECT_TRUE(close64(F::cross_entropy(x, t, {.reduction = F::kNone}),
-                      f64({1.464368784107945, 0.07077421896049133, 0.7022633214390952,
-                           0.6802696706417346})));
+  EXPECT_TRUE(close64(
+      F::cross_entropy(x, t, {.reduction = F::kNone}),
+      f64({1.464368784107945, 0.07077421896049133, 0.7022633214390952, 0.6802696706417346})));
   EXPECT_TRUE(close64(F::cross_entropy(x, t), 0.7294189987873165));
   EXPECT_TRUE(close64(F::cross_entropy(x, t, {.reduction = F::kSum}), 2.917675995149266));
   // float32 logits give the same to float32 precision.
@@ -135,13 +136,13 @@ TEST_P(LossTest, CrossEntropyReductions) {
 
 TEST_P(LossTest, CrossEntropyWithClassWeights) {
   Tensor x = logits(), t = targets(), w = class_weights();
-  EXPECT_TRUE(close64(F::cross_entropy(x, t, {.reduction = F::kNone, .weight = w}),
-                      f64({0.292873756821589, 0.21232265688147398, 0.7022633214390952,
-                           2.040809011925204})));
+  EXPECT_TRUE(close64(
+      F::cross_entropy(x, t, {.reduction = F::kNone, .weight = w}),
+      f64({0.292873756821589, 0.21232265688147398, 0.7022633214390952, 2.040809011925204})));
   // mean divides by the sum of the targets' weights (5.2), not by N.
   EXPECT_TRUE(close64(F::cross_entropy(x, t, {.weight = w}), 0.45114843709268915));
-  EXPECT_TRUE(close64(F::cross_entropy(x, t, {.reduction = F::kSum, .weight = w}),
-                      3.248268747067362));
+  EXPECT_TRUE(
+      close64(F::cross_entropy(x, t, {.reduction = F::kSum, .weight = w}), 3.248268747067362));
 }
 
 TEST_P(LossTest, CrossEntropyIgnoreIndex) {
@@ -151,9 +152,11 @@ TEST_P(LossTest, CrossEntropyIgnoreIndex) {
   EXPECT_TRUE(close64(F::cross_entropy(x, t, {.ignore_index = 1}), 0.7384708912367236));
   EXPECT_TRUE(close64(F::cross_entropy(x, t, {.reduction = F::kSum, .ignore_index = 1}),
                       2.215412673710171));
-  EXPECT_TRUE(close64(F::cross_entropy(x, t, {.ignore_index = 1, .weight = w}), 0.4106460363916559));
-  EXPECT_TRUE(close64(F::cross_entropy(x, t, {.reduction = F::kSum, .ignore_index = 1, .weight = w}),
-                      2.546005425628267));
+  EXPECT_TRUE(
+      close64(F::cross_entropy(x, t, {.ignore_index = 1, .weight = w}), 0.4106460363916559));
+  EXPECT_TRUE(
+      close64(F::cross_entropy(x, t, {.reduction = F::kSum, .ignore_index = 1, .weight = w}),
+              2.546005425628267));
   // The default ignore_index is -100: such targets are skipped, not out of bounds.
   Tensor t2 = idx({0, 2, -100, 2});
   EXPECT_TRUE(close64(F::cross_entropy(x, t2), 0.7384708912367236));
@@ -167,9 +170,9 @@ TEST_P(LossTest, CrossEntropyIgnoreIndex) {
 
 TEST_P(LossTest, CrossEntropyLabelSmoothing) {
   Tensor x = logits(), t = targets(), w = class_weights();
-  EXPECT_TRUE(close64(F::cross_entropy(x, t, {.reduction = F::kNone, .label_smoothing = 0.1}),
-                      f64({1.447702117441278, 0.30077421896049134, 0.8355966547724285,
-                           0.7302696706417346})));
+  EXPECT_TRUE(close64(
+      F::cross_entropy(x, t, {.reduction = F::kNone, .label_smoothing = 0.1}),
+      f64({1.447702117441278, 0.30077421896049134, 0.8355966547724285, 0.7302696706417346})));
   EXPECT_TRUE(close64(F::cross_entropy(x, t, {.label_smoothing = 0.1}), 0.8285856654539832));
   EXPECT_TRUE(close64(F::cross_entropy(x, t, {.reduction = F::kSum, .label_smoothing = 0.1}),
                       3.3143426618159326));
@@ -177,11 +180,11 @@ TEST_P(LossTest, CrossEntropyLabelSmoothing) {
   EXPECT_TRUE(close64(
       F::cross_entropy(x, t, {.reduction = F::kNone, .label_smoothing = 0.1, .weight = w}),
       f64({0.48526467758120906, 0.353665448514462, 1.1303538542966591, 1.9552991979558596})));
-  EXPECT_TRUE(close64(F::cross_entropy(x, t, {.label_smoothing = 0.1, .weight = w}),
-                      0.5450809969928041));
-  EXPECT_TRUE(close64(
-      F::cross_entropy(x, t, {.reduction = F::kSum, .label_smoothing = 0.1, .weight = w}),
-      3.9245831783481897));
+  EXPECT_TRUE(
+      close64(F::cross_entropy(x, t, {.label_smoothing = 0.1, .weight = w}), 0.5450809969928041));
+  EXPECT_TRUE(
+      close64(F::cross_entropy(x, t, {.reduction = F::kSum, .label_smoothing = 0.1, .weight = w}),
+              3.9245831783481897));
   // With weights and an ignored class.
   F::CrossEntropyOptions o{.ignore_index = 1, .label_smoothing = 0.2, .weight = w};
   EXPECT_TRUE(close64(F::cross_entropy(x, t, o), 0.49071826168948307));
@@ -197,9 +200,9 @@ TEST_P(LossTest, CrossEntropyLabelSmoothing) {
 
 TEST_P(LossTest, CrossEntropyHigherDimensionalInputs) {
   Tensor x = logits3(), t = targets3(), w = class_weights();
-  EXPECT_TRUE(close64(F::cross_entropy(x, t, {.reduction = F::kNone}),
-                      f64({{1.6802696706417346, 0.20902076654506024},
-                           {3.241311296657157, 0.2258020492315995}})));
+  EXPECT_TRUE(close64(
+      F::cross_entropy(x, t, {.reduction = F::kNone}),
+      f64({{1.6802696706417346, 0.20902076654506024}, {3.241311296657157, 0.2258020492315995}})));
   EXPECT_TRUE(close64(F::cross_entropy(x, t), 1.3391009457688878));
   EXPECT_TRUE(close64(F::cross_entropy(x, t, {.reduction = F::kSum}), 5.356403783075551));
   F::CrossEntropyOptions o{.label_smoothing = 0.1, .weight = w};
@@ -207,21 +210,23 @@ TEST_P(LossTest, CrossEntropyHigherDimensionalInputs) {
   o.reduction = F::kSum;
   EXPECT_TRUE(close64(F::cross_entropy(x, t, o), 6.415490399180457));
   o.reduction = F::kNone;
-  EXPECT_TRUE(close64(F::cross_entropy(x, t, o),
-                      f64({{4.748632531289193, 0.4073815972068626},
-                           {0.7872196149302904, 0.47225665575411185}})));
+  EXPECT_TRUE(close64(F::cross_entropy(x, t, o), f64({{4.748632531289193, 0.4073815972068626},
+                                                      {0.7872196149302904, 0.47225665575411185}})));
   // An unbatched (C) input with a 0-dim target.
   EXPECT_TRUE(close64(F::cross_entropy(f64({0.1, -1.0, 3.0}), idx(2)), 0.07077421896049133));
   // Wrong target shape.
-  EXPECT_TRUE(throws_error([&] { F::cross_entropy(x, idx({0, 1})); }, ErrorKind::Shape,
-                           {"Expected target size"}));
+  EXPECT_TRUE(throws_error(
+      [&] {
+        F::cross_entropy(x, idx({0, 1}));
+      },
+      ErrorKind::Shape, {"Expected target size"}));
 }
 
 TEST_P(LossTest, CrossEntropyProbabilityTargets) {
   Tensor x = logits(), p = probs(), w = class_weights();
-  EXPECT_TRUE(close64(F::cross_entropy(x, p, {.reduction = F::kNone}),
-                      f64({1.3143687841079448, 0.07077421896049133, 1.7022633214390952,
-                           1.1802696706417346})));
+  EXPECT_TRUE(close64(
+      F::cross_entropy(x, p, {.reduction = F::kNone}),
+      f64({1.3143687841079448, 0.07077421896049133, 1.7022633214390952, 1.1802696706417346})));
   EXPECT_TRUE(close64(F::cross_entropy(x, p), 1.0669189987873167));
   EXPECT_TRUE(close64(F::cross_entropy(x, p, {.reduction = F::kSum}), 4.267675995149267));
   F::CrossEntropyOptions o{.label_smoothing = 0.1, .weight = w};
@@ -229,9 +234,8 @@ TEST_P(LossTest, CrossEntropyProbabilityTargets) {
   o.reduction = F::kSum;
   EXPECT_TRUE(close64(F::cross_entropy(x, p, o), 6.579495987919394));
   o.reduction = F::kNone;
-  EXPECT_TRUE(close64(F::cross_entropy(x, p, o),
-                      f64({1.0201547160879554, 0.353665448514462, 4.019964951085215,
-                           1.1857108722317617})));
+  EXPECT_TRUE(close64(F::cross_entropy(x, p, o), f64({1.0201547160879554, 0.353665448514462,
+                                                      4.019964951085215, 1.1857108722317617})));
   // One-hot probabilities give the same loss as the class indices (by hand: the same formula).
   Tensor one_hot_t = one_hot(targets(), 3).to(kFloat64);
   EXPECT_TRUE(close64(F::cross_entropy(x, one_hot_t), 0.7294189987873165));
@@ -248,12 +252,21 @@ TEST_P(LossTest, CrossEntropyIsStableForHugeLogits) {
 
 TEST_P(LossTest, CrossEntropyErrors) {
   Tensor x = logits();
-  EXPECT_TRUE(throws_error([&] { F::cross_entropy(x, idx({0, 3, 1, 2})); }, ErrorKind::Index,
-                           {"out of bounds"}));
-  EXPECT_TRUE(throws_error([&] { F::cross_entropy(x, idx({0, -1, 1, 2})); }, ErrorKind::Index,
-                           {"out of bounds"}));
-  EXPECT_TRUE(throws_error([&] { F::cross_entropy(x, targets(), {.weight = f64({1.0, 2.0})}); },
-                           ErrorKind::Shape, {"weight"}));
+  EXPECT_TRUE(throws_error(
+      [&] {
+        F::cross_entropy(x, idx({0, 3, 1, 2}));
+      },
+      ErrorKind::Index, {"out of bounds"}));
+  EXPECT_TRUE(throws_error(
+      [&] {
+        F::cross_entropy(x, idx({0, -1, 1, 2}));
+      },
+      ErrorKind::Index, {"out of bounds"}));
+  EXPECT_TRUE(throws_error(
+      [&] {
+        F::cross_entropy(x, targets(), {.weight = f64({1.0, 2.0})});
+      },
+      ErrorKind::Shape, {"weight"}));
 }
 
 TEST_P(LossTest, CrossEntropyModule) {
@@ -288,8 +301,8 @@ TEST_P(LossTest, CrossEntropyGradcheck) {
       {.reduction = F::kNone, .label_smoothing = 0.3, .weight = w},
   };
   for (const auto& o : options) {
-    EXPECT_TRUE(grad_ok([&](const std::vector<Tensor>& in) { return F::cross_entropy(in[0], t, o); },
-                        {x}));
+    EXPECT_TRUE(
+        grad_ok([&](const std::vector<Tensor>& in) { return F::cross_entropy(in[0], t, o); }, {x}));
     EXPECT_TRUE(grad_ok(
         [&](const std::vector<Tensor>& in) { return F::cross_entropy(in[0], probs(), o); }, {x}));
   }
@@ -317,8 +330,9 @@ TEST_P(LossTest, NllLossOnLogProbabilities) {
   EXPECT_TRUE(close64(F::nll_loss(lp, t, {.reduction = F::kNone, .ignore_index = 1}),
                       f64({1.464368784107945, 0.07077421896049133, 0.0, 0.6802696706417346})));
   // By hand: nll picks -input[n, t[n]] of any input, log-probabilities or not.
-  EXPECT_TRUE(tensor_close(F::nll_loss(f32({{1.0, 2.0}, {3.0, 4.0}}), idx({1, 0}), {.reduction = F::kNone}),
-                           f32({-2.0, -3.0})));
+  EXPECT_TRUE(
+      tensor_close(F::nll_loss(f32({{1.0, 2.0}, {3.0, 4.0}}), idx({1, 0}), {.reduction = F::kNone}),
+                   f32({-2.0, -3.0})));
   Tensor lp3 = log_softmax(logits3(), 1);
   EXPECT_TRUE(close64(F::nll_loss(lp3, targets3()), 1.3391009457688878));
 
@@ -327,18 +341,21 @@ TEST_P(LossTest, NllLossOnLogProbabilities) {
   EXPECT_EQ(module->str(), "NLLLoss()");
 
   EXPECT_TRUE(throws_error([&] { F::nll_loss(lp, t.to(kInt32)); }, ErrorKind::DType, {"int64"}));
-  EXPECT_TRUE(throws_error([&] { F::nll_loss(lp, idx({0, 1, 2, 5})); }, ErrorKind::Index,
-                           {"out of bounds"}));
+  EXPECT_TRUE(throws_error(
+      [&] {
+        F::nll_loss(lp, idx({0, 1, 2, 5}));
+      },
+      ErrorKind::Index, {"out of bounds"}));
 }
 
 TEST_P(LossTest, NllLossGradcheck) {
   Tensor lp = log_softmax(logits(), 1).detach().requires_grad_();
   Tensor t = targets(), w = class_weights();
-  for (const F::NllLossOptions& o :
-       {F::NllLossOptions{}, F::NllLossOptions{.reduction = F::kSum},
-        F::NllLossOptions{.reduction = F::kNone, .weight = w},
-        F::NllLossOptions{.ignore_index = 2, .weight = w}}) {
-    EXPECT_TRUE(grad_ok([&](const std::vector<Tensor>& in) { return F::nll_loss(in[0], t, o); }, {lp}));
+  for (const F::NllLossOptions& o : {F::NllLossOptions{}, F::NllLossOptions{.reduction = F::kSum},
+                                     F::NllLossOptions{.reduction = F::kNone, .weight = w},
+                                     F::NllLossOptions{.ignore_index = 2, .weight = w}}) {
+    EXPECT_TRUE(
+        grad_ok([&](const std::vector<Tensor>& in) { return F::nll_loss(in[0], t, o); }, {lp}));
   }
 }
 
@@ -357,8 +374,8 @@ TEST_P(LossTest, BinaryCrossEntropyClampsLogsAtMinus100) {
                       f64({0.10536051565782628, 0.4462871026284194, 0.0, 0.0, 50.0, 25.0})));
   EXPECT_TRUE(close64(F::binary_cross_entropy(x, y, F::kMean, w), 12.591941269714374));
   // float32 too.
-  EXPECT_TRUE(tensor_close(F::binary_cross_entropy(x.to(kFloat32), y.to(kFloat32)),
-                           f32(33.388084011162)));
+  EXPECT_TRUE(
+      tensor_close(F::binary_cross_entropy(x.to(kFloat32), y.to(kFloat32)), f32(33.388084011162)));
 
   nn::BCELoss module;
   EXPECT_TRUE(close64(module(x, y), 33.388084011162));
@@ -368,8 +385,11 @@ TEST_P(LossTest, BinaryCrossEntropyClampsLogsAtMinus100) {
 
   EXPECT_TRUE(throws_error([&] { F::binary_cross_entropy(f64({1.5}), f64({1.0})); },
                            ErrorKind::Value, {"between 0 and 1"}));
-  EXPECT_TRUE(throws_error([&] { F::binary_cross_entropy(f64({0.5, 0.5}), f64({1.0})); },
-                           ErrorKind::Shape, {"target size"}));
+  EXPECT_TRUE(throws_error(
+      [&] {
+        F::binary_cross_entropy(f64({0.5, 0.5}), f64({1.0}));
+      },
+      ErrorKind::Shape, {"target size"}));
 }
 
 TEST_P(LossTest, BinaryCrossEntropyGradientIsFiniteAtZeroAndOne) {
@@ -378,8 +398,8 @@ TEST_P(LossTest, BinaryCrossEntropyGradientIsFiniteAtZeroAndOne) {
   // this must not be NaN.
   Tensor x = f64({0.0, 1.0, 0.0, 1.0, 0.25}, true), y = f64({0.0, 1.0, 1.0, 0.0, 1.0});
   F::binary_cross_entropy(x, y).backward();
-  EXPECT_TRUE(tensor_close(x.grad(), f64({0.0, 0.0, -1e12 / 5, 1e12 / 5, (0.25 - 1) / (0.25 * 0.75) / 5}),
-                           1e-10));
+  EXPECT_TRUE(tensor_close(
+      x.grad(), f64({0.0, 0.0, -1e12 / 5, 1e12 / 5, (0.25 - 1) / (0.25 * 0.75) / 5}), 1e-10));
 }
 
 TEST_P(LossTest, BinaryCrossEntropyGradcheck) {
@@ -404,8 +424,8 @@ TEST_P(LossTest, BinaryCrossEntropyWithLogitsIsStable) {
   // Logits of +-100 with the wrong label cost exactly 100; no inf or NaN.
   Tensor x = f64({100.0, -100.0, 0.5, -2.0, 3.0, 0.0}), y = f64({0.0, 1.0, 1.0, 0.0, 0.3, 1.0});
   EXPECT_TRUE(close64(F::binary_cross_entropy_with_logits(x, y, F::kNone),
-                      f64({100.0, 100.0, 0.4740769841801067, 0.1269280110429725,
-                           2.148587351573742, 0.6931471805599453})));
+                      f64({100.0, 100.0, 0.4740769841801067, 0.1269280110429725, 2.148587351573742,
+                           0.6931471805599453})));
   EXPECT_TRUE(close64(F::binary_cross_entropy_with_logits(x, y), 33.90712325455946));
   Tensor l32 = F::binary_cross_entropy_with_logits(x.to(kFloat32), y.to(kFloat32), F::kNone);
   EXPECT_TRUE(tensor_close(l32, f32({100.0, 100.0, 0.4740769841801067, 0.1269280110429725,
@@ -420,7 +440,8 @@ TEST_P(LossTest, BinaryCrossEntropyWithLogitsIsStable) {
 }
 
 TEST_P(LossTest, BinaryCrossEntropyWithLogitsPosWeight) {
-  Tensor x = f64({{0.5, -1.0, 2.0}, {-0.3, 0.8, -2.5}}), y = f64({{1.0, 0.0, 1.0}, {0.0, 1.0, 0.5}});
+  Tensor x = f64({{0.5, -1.0, 2.0}, {-0.3, 0.8, -2.5}}),
+         y = f64({{1.0, 0.0, 1.0}, {0.0, 1.0, 0.5}});
   Tensor pw = f64({2.0, 0.5, 3.0});
   Tensor expected = f64({{0.9481539683602134, 0.31326168751822286, 0.3807840331289175},
                          {0.5543552444685271, 0.18555033297388884, 3.9077794685850993}});
@@ -435,8 +456,8 @@ TEST_P(LossTest, BinaryCrossEntropyWithLogitsPosWeight) {
                                                           F::kNone, Tensor(), f64(2.0)),
                       f64({7.440151952041672e-44, 200.0})));
   // Matches binary_cross_entropy on sigmoid(x) where that is accurate (by hand: the definition).
-  EXPECT_TRUE(close64(F::binary_cross_entropy_with_logits(x, y),
-                      F::binary_cross_entropy(sigmoid(x), y)));
+  EXPECT_TRUE(
+      close64(F::binary_cross_entropy_with_logits(x, y), F::binary_cross_entropy(sigmoid(x), y)));
 }
 
 TEST_P(LossTest, BinaryCrossEntropyWithLogitsGradcheck) {

@@ -41,10 +41,20 @@ class Node {
   // Non-leaf outputs of this node that keep their grad (Tensor::retain_grad()).
   std::vector<std::weak_ptr<TensorImpl>>& retained_grads() { return retained_; }
 
+  // Bookkeeping of the backward pass in progress, kept on the node so the engine allocates no
+  // maps: which pass last reached it, how many gradients it still waits for, their sum.
+  struct PassState {
+    uint64_t pass = 0;
+    int pending = 0;
+    Tensor grad;
+  };
+  PassState& pass_state() { return pass_; }
+
  private:
   std::vector<Edge> next_edges_;
   uint64_t sequence_nr_;
   std::vector<std::weak_ptr<TensorImpl>> retained_;
+  PassState pass_;
 };
 
 // Whether ops record the graph (thread-local, on by default).

@@ -15,13 +15,11 @@
 #include "ember/dtype.h"
 #include "ember/error.h"
 #include "ember/scalar.h"
+#include "ember/shape.h"
 #include "ember/storage.h"
 
 namespace ember {
 
-using Shape = std::vector<int64_t>;
-// "[2, 3]", the way PyTorch prints sizes in messages.
-std::string shape_str(const Shape& shape);
 
 namespace autograd {
 class Node;

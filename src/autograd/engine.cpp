@@ -3,7 +3,6 @@
 #include <atomic>
 #include <queue>
 #include <unordered_map>
-#include <unordered_set>
 
 #include "autograd/engine.h"
 #include "autograd/function.h"
@@ -57,46 +56,51 @@ struct LaterFirst {
 void run_backward(const std::vector<Edge>& roots, const std::vector<Tensor>& root_grads,
                   bool retain_graph, bool accumulate,
                   std::unordered_map<Node*, Tensor>* captured) {
+  static std::atomic<uint64_t> passes{0};
+  const uint64_t pass = ++passes;
   NoGradGuard no_grad;
-  // How many gradients each node waits for.
-  std::unordered_map<Node*, int> pending;
-  std::unordered_set<Node*> seen;
+  // Count, for every node reachable from the roots, how many gradients it waits for.
+  auto reach = [pass](Node* n) {
+    Node::PassState& st = n->pass_state();
+    if (st.pass == pass) return false;
+    st = Node::PassState{pass, 0, Tensor()};
+    return true;
+  };
   std::vector<Node*> stack;
   for (const Edge& e : roots)
-    if (e.fn && seen.insert(e.fn.get()).second) stack.push_back(e.fn.get());
+    if (e.fn && reach(e.fn.get())) stack.push_back(e.fn.get());
   while (!stack.empty()) {
     Node* n = stack.back();
     stack.pop_back();
     for (const Edge& e : n->next_edges()) {
       if (!e.fn) continue;
-      ++pending[e.fn.get()];
-      if (seen.insert(e.fn.get()).second) stack.push_back(e.fn.get());
+      if (reach(e.fn.get())) stack.push_back(e.fn.get());
+      ++e.fn->pass_state().pending;
     }
   }
 
-  std::unordered_map<Node*, Tensor> buffers;
-  auto send = [&](Node* n, const Tensor& g) {
+  auto send = [](Node* n, const Tensor& g) {
     if (!g.defined()) return;
-    Tensor& b = buffers[n];
+    Tensor& b = n->pass_state().grad;
     b = b.defined() ? b + g : g;
   };
   std::priority_queue<std::shared_ptr<Node>, std::vector<std::shared_ptr<Node>>, LaterFirst> ready;
-  for (size_t i = 0; i < roots.size(); ++i) {
-    if (!roots[i].fn) continue;
-    send(roots[i].fn.get(), root_grads[i]);
+  for (size_t i = 0; i < roots.size(); ++i)
+    if (roots[i].fn) send(roots[i].fn.get(), root_grads[i]);
+  for (const Edge& e : roots) {
+    if (!e.fn) continue;
+    Node::PassState& st = e.fn->pass_state();
+    if (st.pending == 0) {
+      st.pending = -1;  // queued once even when it is several roots
+      ready.push(e.fn);
+    }
   }
-  std::unordered_set<Node*> queued;
-  for (const Edge& e : roots)
-    if (e.fn && pending[e.fn.get()] == 0 && queued.insert(e.fn.get()).second) ready.push(e.fn);
 
   while (!ready.empty()) {
     std::shared_ptr<Node> node = ready.top();
     ready.pop();
-    Tensor grad;
-    if (auto it = buffers.find(node.get()); it != buffers.end()) {
-      grad = std::move(it->second);
-      buffers.erase(it);
-    }
+    Tensor grad = std::move(node->pass_state().grad);
+    node->pass_state().grad = Tensor();
     for (const auto& weak : node->retained_grads()) {
       if (auto impl = weak.lock(); impl && grad.defined()) meta_of(Tensor(impl)).grad = grad.clone();
     }
@@ -106,13 +110,14 @@ void run_backward(const std::vector<Edge>& roots, const std::vector<Tensor>& roo
     bool is_leaf_node = dynamic_cast<AccumulateGrad*>(node.get()) != nullptr;
     std::vector<Tensor> grads;
     if (grad.defined() && !(is_leaf_node && !accumulate)) grads = node->apply(grad);
+    grad = Tensor();
     if (!retain_graph) node->release();
     const auto& edges = node->next_edges();
     for (size_t i = 0; i < edges.size(); ++i) {
       Node* next = edges[i].fn.get();
       if (!next) continue;
       if (i < grads.size()) send(next, grads[i]);
-      if (--pending[next] == 0) ready.push(edges[i].fn);
+      if (--next->pass_state().pending == 0) ready.push(edges[i].fn);
     }
   }
 }

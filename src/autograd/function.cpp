@@ -9,7 +9,8 @@
 
 namespace ember::autograd {
 
-SavedTensor::SavedTensor(const Tensor& t) : data_(t.detach()), version_(t.storage()->version()) {}
+SavedTensor::SavedTensor(const Tensor& t, bool is_output)
+    : data_(is_output ? t.detach() : t), version_(t.storage()->version()) {}
 
 Tensor SavedTensor::unpack() const {
   if (!data_.defined()) return data_;
@@ -22,13 +23,12 @@ Tensor SavedTensor::unpack() const {
   return data_;
 }
 
-std::vector<Tensor> FunctionNode::apply(const Tensor& grad_output) {
-  EMBER_CHECK(fn_ != nullptr, "[", name_, "] Trying to backward through the graph a second time "
-              "(or directly access saved tensors after they have already been freed). Saved "
+void throw_freed(const char* name) {
+  EMBER_THROW(Value, "[", name, "] Trying to backward through the graph a second time (or "
+              "directly access saved tensors after they have already been freed). Saved "
               "intermediate values of the graph are freed when you call backward() or "
               "autograd::grad(). Specify retain_graph=true if you need to backward through the "
               "graph a second time.");
-  return fn_(grad_output);
 }
 
 Edge gradient_edge(const Tensor& t) {
@@ -54,6 +54,14 @@ Tensor sum_to(const Tensor& grad, const Shape& shape) {
   return r.view(shape);
 }
 
+std::vector<Edge> collect_edges(const Tensor* first, std::initializer_list<const Tensor*> rest) {
+  std::vector<Edge> edges;
+  edges.reserve(rest.size() + (first ? 1 : 0));
+  if (first) edges.push_back(gradient_edge(*first));
+  for (const Tensor* t : rest) edges.push_back(gradient_edge(*t));
+  return edges;
+}
+
 namespace {
 
 void set_history(const Tensor& out, std::shared_ptr<Node> node) {
@@ -62,12 +70,6 @@ void set_history(const Tensor& out, std::shared_ptr<Node> node) {
   m.grad_fn = std::move(node);
 }
 
-std::vector<Edge> edges_of(const Tensor* first, std::initializer_list<const Tensor*> rest) {
-  std::vector<Edge> edges;
-  if (first) edges.push_back(gradient_edge(*first));
-  for (const Tensor* t : rest) edges.push_back(gradient_edge(*t));
-  return edges;
-}
 
 // The base's history after an in-place op on one of its views: the gradient for the base is the
 // incoming one with the view's region replaced by what the op's backward says.
@@ -99,15 +101,13 @@ class CopySlices : public Node {
 
 }  // namespace
 
-void record(const char* name, std::initializer_list<const Tensor*> inputs, const Tensor& out,
-            BackwardFn fn) {
-  if (!needs_grad(inputs) || !out.is_floating_point()) return;
+void attach(const Tensor& out, std::shared_ptr<Node> node) {
   // An op's output may share storage with a tensor outside the graph (a reduction viewing its
   // result to drop dims). Its history starts here, so for autograd it is no view of that tensor:
   // in-place changes to it, or to views of it, must rewrite its own history, not the other's.
   std::shared_ptr<TensorImpl>& base = out.impl().view_base;
   if (base && !(base->autograd && base->autograd->requires_grad)) base = nullptr;
-  set_history(out, std::make_shared<FunctionNode>(name, edges_of(nullptr, inputs), std::move(fn)));
+  set_history(out, std::move(node));
 }
 
 void check_inplace(const char* name, const Tensor& self) {
@@ -133,18 +133,19 @@ void record_inplace(const char* name, const Tensor& self, std::initializer_list<
   check_inplace(name, self);
   const std::shared_ptr<TensorImpl>& base_impl = self.impl().view_base;
   if (!base_impl || !Tensor(base_impl).is_contiguous()) {
-    set_history(self, std::make_shared<FunctionNode>(name, edges_of(&self, others), std::move(fn)));
+    set_history(self, std::make_shared<LambdaNode<BackwardFn>>(name, collect_edges(&self, others),
+                                                               std::move(fn)));
     return;
   }
   Tensor base(base_impl);
-  std::vector<Edge> edges = edges_of(&base, others);
+  std::vector<Edge> edges = collect_edges(&base, others);
   int64_t offset = self.storage_offset() - base.storage_offset();
   auto node = std::make_shared<CopySlices>(std::move(edges), base.sizes(), self.sizes(),
                                            self.strides(), offset, std::move(fn));
   set_history(base, node);
   // The view now reads the base's new history.
   Shape base_sizes = base.sizes(), sizes = self.sizes(), strides = self.strides();
-  set_history(self, std::make_shared<FunctionNode>(
+  set_history(self, std::make_shared<LambdaNode<BackwardFn>>(
                         "AsStridedBackward0", std::vector<Edge>{Edge{node, 0}},
                         [base_sizes, sizes, strides, offset, dev = base.device(),
                          dtype = base.dtype()](const Tensor& g) -> std::vector<Tensor> {

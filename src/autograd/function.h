@@ -5,17 +5,19 @@
 
 #include <functional>
 #include <initializer_list>
+#include <optional>
 #include <vector>
 
 #include "autograd/meta.h"
 
 namespace ember::autograd {
 
-// A tensor kept for backward: its data (without history) and the version it had.
+// A tensor kept for backward and the version it had. An op's own output is kept without its
+// history (keeping the history would make the node own itself); inputs are kept as they are.
 class SavedTensor {
  public:
   SavedTensor() = default;
-  explicit SavedTensor(const Tensor& t);
+  explicit SavedTensor(const Tensor& t, bool is_output = false);
   // The saved data; throws PyTorch's in-place modification error if it changed since saving.
   Tensor unpack() const;
 
@@ -36,10 +38,39 @@ inline bool needs_grad(std::initializer_list<const Tensor*> inputs) {
   return false;
 }
 
+[[noreturn]] void throw_freed(const char* name);
+
+// The node record() makes: a named closure F, freed by release().
+template <class F>
+class LambdaNode : public Node {
+ public:
+  LambdaNode(const char* name, std::vector<Edge> edges, F fn)
+      : Node(std::move(edges)), name_(name), fn_(std::move(fn)) {}
+  std::vector<Tensor> apply(const Tensor& grad_output) override {
+    if (!fn_) throw_freed(name_);
+    return (*fn_)(grad_output);
+  }
+  std::string name() const override { return name_; }
+  void release() override { fn_.reset(); }
+
+ private:
+  const char* name_;
+  std::optional<F> fn_;
+};
+
+std::vector<Edge> collect_edges(const Tensor* first, std::initializer_list<const Tensor*> rest);
+// Gives `out` the history `node` (and detaches it from a base outside the graph).
+void attach(const Tensor& out, std::shared_ptr<Node> node);
+
 // Makes `out` the output of a node `name` over `inputs`; fn gives one gradient per input
 // (undefined for none). Does nothing unless needs_grad(inputs).
-void record(const char* name, std::initializer_list<const Tensor*> inputs, const Tensor& out,
-            BackwardFn fn);
+template <class F>
+void record(const char* name, std::initializer_list<const Tensor*> inputs, const Tensor& out, F&& fn) {
+  if (!needs_grad(inputs) || !out.is_floating_point()) return;
+  attach(out, std::make_shared<LambdaNode<std::decay_t<F>>>(name, collect_edges(nullptr, inputs),
+                                                            std::forward<F>(fn)));
+}
+
 // For an op that changed `self` in place using `others`: self's history becomes the op, whose
 // gradient closure returns {grad for self's old value, grads for others...}. Handles views of
 // tensors in the graph by rewriting the base's history.
@@ -55,19 +86,5 @@ Edge gradient_edge(const Tensor& t);
 
 // Sums grad over broadcast dims so it has `shape` again.
 Tensor sum_to(const Tensor& grad, const Shape& shape);
-
-// The node class behind record(): a named closure, freed by release().
-class FunctionNode : public Node {
- public:
-  FunctionNode(const char* name, std::vector<Edge> edges, BackwardFn fn)
-      : Node(std::move(edges)), name_(name), fn_(std::move(fn)) {}
-  std::vector<Tensor> apply(const Tensor& grad_output) override;
-  std::string name() const override { return name_; }
-  void release() override { fn_ = nullptr; }
-
- private:
-  const char* name_;
-  BackwardFn fn_;
-};
 
 }  // namespace ember::autograd

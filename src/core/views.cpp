@@ -12,20 +12,20 @@ namespace ember {
 namespace {
 
 // A view of x recorded for autograd with backward `fn`.
-Tensor as_view(const Tensor& x, Shape sizes, Shape strides, int64_t offset, const char* name,
-               autograd::BackwardFn fn) {
+template <class F>
+Tensor as_view(const Tensor& x, Shape sizes, Shape strides, int64_t offset, const char* name, F&& fn) {
   Tensor out = make_view(x, std::move(sizes), std::move(strides), offset);
-  autograd::record(name, {&x}, out, std::move(fn));
+  autograd::record(name, {&x}, out, std::forward<F>(fn));
   return out;
 }
 
-autograd::BackwardFn reshape_back(const Tensor& x) {
+auto reshape_back(const Tensor& x) {
   return [sizes = x.sizes()](const Tensor& g) -> std::vector<Tensor> { return {g.reshape(sizes)}; };
 }
 
 // Backward of a view that picks part of x: zeros with the part filled from the gradient.
 template <class Pick>
-autograd::BackwardFn scatter_back(const Tensor& x, Pick pick) {
+auto scatter_back(const Tensor& x, Pick pick) {
   return [sizes = x.sizes(), dtype = x.dtype(), device = x.device(),
           pick](const Tensor& g) -> std::vector<Tensor> {
     Tensor r = zeros(sizes, {.dtype = dtype, .device = device});

@@ -2,6 +2,7 @@
 // the ops'), with PyTorch's reductions, ignore_index, label smoothing and stable forms.
 #include "ember/nn/functional.h"
 
+#include "autograd/function.h"
 #include "ember/ops.h"
 
 namespace ember::nn::functional {
@@ -42,6 +43,29 @@ Tensor target_weights(const Tensor& safe_target, const Tensor& valid, const Tens
          valid.to(weight.dtype());
 }
 
+// -(y log x + (1 - y) log(1 - x)) element-wise, logs clamped at -100, with PyTorch's gradients
+// (binary_cross_entropy_backward): d/dx = (x - y) / max(x (1 - x), 1e-12) and d/dy = -logit(x).
+// The chain rule through the clamped logs would give 0 / 0 = NaN at x = 0 and x = 1, which a
+// saturated float32 sigmoid produces.
+Tensor bce_elementwise(const Tensor& x, const Tensor& y) {
+  Tensor loss;
+  {
+    NoGradGuard no_grad;
+    loss = -(y * clamp(log(x), -100.0) + (1 - y) * clamp(log(1 - x), -100.0));
+  }
+  autograd::record(
+      "BinaryCrossEntropyBackward0", {&x, &y}, loss,
+      [sx = autograd::SavedTensor(x), sy = autograd::SavedTensor(y), x_grad = x.requires_grad(),
+       y_grad = y.requires_grad(), x_dtype = x.dtype(),
+       y_dtype = y.dtype()](const Tensor& g) -> std::vector<Tensor> {
+        Tensor x = sx.unpack(), y = sy.unpack(), gx, gy;
+        if (x_grad) gx = (g * (x - y) / clamp((1 - x) * x, 1e-12)).to(x_dtype);
+        if (y_grad) gy = (g * (log(1 - x) - log(x))).to(y_dtype);
+        return {gx, gy};
+      });
+  return loss;
+}
+
 }  // namespace
 
 Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction) {
@@ -80,9 +104,15 @@ Tensor nll_loss(const Tensor& log_probs, const Tensor& target, const NllLossOpti
 Tensor cross_entropy(const Tensor& input, const Tensor& target, const CrossEntropyOptions& o) {
   EMBER_CHECK(o.label_smoothing >= 0 && o.label_smoothing <= 1, "[cross_entropy] label_smoothing "
               "must be between 0.0 and 1.0. Got: ", o.label_smoothing);
+  EMBER_CHECK_KIND(Shape, input.dim() >= 1, "[cross_entropy] input must have at least 1 dim (C)");
   int64_t cd = input.dim() == 1 ? 0 : 1;
-  Tensor logp = log_softmax(input, cd);
   int64_t classes = input.size(cd);
+  if (o.weight.defined())
+    EMBER_CHECK_KIND(Shape, o.weight.dim() == 1 && o.weight.size(0) == classes, "[cross_entropy] "
+                     "weight tensor should be defined either for all ", classes,
+                     " classes or no classes but got weight tensor of shape: ",
+                     shape_str(o.weight.sizes()));
+  Tensor logp = log_softmax(input, cd);
   double eps = o.label_smoothing;
   Shape class_shape(input.dim(), 1);
   class_shape[cd] = classes;
@@ -128,7 +158,7 @@ Tensor binary_cross_entropy(const Tensor& input, const Tensor& target, Reduction
                 "[binary_cross_entropy] all elements of input should be between 0 and 1; pass "
                 "logits to binary_cross_entropy_with_logits instead");
   }
-  Tensor loss = -(target * clamp(log(input), -100.0) + (1 - target) * clamp(log(1 - input), -100.0));
+  Tensor loss = bce_elementwise(input, target);
   if (weight.defined()) loss = loss * weight;
   return reduce(loss, reduction);
 }

@@ -75,11 +75,18 @@ std::vector<std::pair<std::string, std::shared_ptr<Module>>> Module::named_child
   return children_;
 }
 
-std::vector<std::shared_ptr<Module>> Module::modules() {
+std::vector<std::shared_ptr<Module>> Module::modules(bool include_self) {
   std::vector<std::shared_ptr<Module>> out;
+  if (include_self) {
+    std::shared_ptr<Module> self = weak_from_this().lock();
+    EMBER_CHECK(self != nullptr, "[", name_, "] modules() includes the module itself, which needs "
+                "it owned by a shared_ptr (a holder such as nn::Linear, or std::make_shared); "
+                "call modules(/*include_self=*/false) otherwise");
+    out.push_back(std::move(self));
+  }
   for (const auto& [name, child] : children_) {
     out.push_back(child);
-    for (auto& m : child->modules()) out.push_back(m);
+    for (auto& m : child->modules(false)) out.push_back(m);
   }
   return out;
 }
@@ -136,9 +143,16 @@ void Module::zero_grad(bool set_to_none) {
 }
 
 StateDict Module::state_dict() const {
+  // As PyTorch's state_dict(): a module's parameters, its buffers, then each child's entries;
+  // values detached (keep_vars=False), so they can be changed in place like any data.
   StateDict out;
-  collect("", true, true, out);
-  collect("", false, true, out);
+  auto visit = [&out](auto& self, const Module& m, const std::string& prefix) -> void {
+    for (const StateDict* list : {&m.parameters_, &m.buffers_})
+      for (const auto& [name, t] : *list)
+        if (t.defined()) out.emplace_back(prefix + name, t.detach());
+    for (const auto& [name, child] : m.children_) self(self, *child, prefix + name + ".");
+  };
+  visit(visit, *this, "");
   return out;
 }
 

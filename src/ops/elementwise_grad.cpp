@@ -69,8 +69,8 @@ constexpr BinaryUses kBinaryUses[][2] = {
 #undef EMBER_BINARY
 };
 
-autograd::SavedTensor save_if(bool needed, const Tensor& t) {
-  return needed ? SavedTensor(t) : SavedTensor();
+autograd::SavedTensor save_if(bool needed, const Tensor& t, bool is_output = false) {
+  return needed ? SavedTensor(t, is_output) : SavedTensor();
 }
 
 struct InputInfo {
@@ -94,7 +94,7 @@ void record_unary(UnaryOp op, const Tensor& x, const Tensor& out, const UnaryPar
   const UnaryUses& uses = kUnaryUses[static_cast<int>(op)];
   autograd::record(backward_name(op), {&x}, out,
                    [op, p, info = InputInfo(x), sx = save_if(uses.x, x),
-                    sy = save_if(uses.y, out)](const Tensor& g) -> std::vector<Tensor> {
+                    sy = save_if(uses.y, out, true)](const Tensor& g) -> std::vector<Tensor> {
                      Tensor x = sx.unpack(), y = sy.unpack(), r;
                      switch (op) {
 #define EMBER_UNARY(Name, name, Fn, kind, grad) \
@@ -117,7 +117,7 @@ void record_binary(BinaryOp op, const Tensor& a0, const Tensor& b0, const Tensor
                    [op, ia = InputInfo(a0), ib = InputInfo(b0),
                     sa = save_if(need(&BinaryUses::a), a_used),
                     sb = save_if(need(&BinaryUses::b), b_used),
-                    sy = save_if(need(&BinaryUses::y), out)](const Tensor& g) {
+                    sy = save_if(need(&BinaryUses::y), out, true)](const Tensor& g) {
                      Tensor a = sa.unpack(), b = sb.unpack(), y = sy.unpack(), ra, rb;
                      switch (op) {
 #define EMBER_BINARY(Name, name, Fn, kind, grad_a, grad_b) \

@@ -37,7 +37,26 @@ Tensor mm(const Tensor& a, const Tensor& b) {
                    a.dim(), "-D and ", b.dim(), "-D; use matmul() for other ranks");
   EMBER_CHECK_KIND(Shape, a.size(1) == b.size(0), "[mm] mat1 and mat2 shapes cannot be multiplied (",
                    a.size(0), "x", a.size(1), " and ", b.size(0), "x", b.size(1), ")");
-  return batched(a.unsqueeze(0), b.unsqueeze(0)).squeeze(0);
+  Tensor out = make_tensor({a.size(0), b.size(1)}, a.dtype(), a.device());
+  if (out.numel() > 0) {
+    // The kernel takes batches: view each matrix as a batch of one.
+    Shape sa{1, a.size(0), a.size(1)}, ta{0, a.stride(0), a.stride(1)};
+    Shape sb{1, b.size(0), b.size(1)}, tb{0, b.stride(0), b.stride(1)};
+    Shape so{1, out.size(0), out.size(1)}, to{0, out.stride(0), out.stride(1)};
+    backend_for(a).matmul(View{out.impl().data(), so, to, out.dtype()},
+                          View{a.impl().data(), sa, ta, a.dtype()},
+                          View{b.impl().data(), sb, tb, b.dtype()});
+  }
+  if (autograd::needs_grad({&a, &b})) {
+    autograd::record("MmBackward0", {&a, &b}, out,
+                     [sa = autograd::SavedTensor(a), sb = autograd::SavedTensor(b),
+                      ga = a.requires_grad(), gb = b.requires_grad()](const Tensor& g) {
+                       Tensor a = sa.unpack(), b = sb.unpack();
+                       return std::vector<Tensor>{ga ? mm(g, b.t()) : Tensor(),
+                                                  gb ? mm(a.t(), g) : Tensor()};
+                     });
+  }
+  return out;
 }
 
 Tensor bmm(const Tensor& a, const Tensor& b) {

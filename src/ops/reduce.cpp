@@ -27,9 +27,13 @@ Tensor reduce(ReduceOp op, const char* name, const Tensor& x, const Shape& dims,
                    dims.empty() ? "; specify the reduction dim with the 'dim' argument" : "");
   bool is_arg = op == ReduceOp::ArgMax || op == ReduceOp::ArgMin;
   Tensor src = x.to(dtype);
-  Tensor out = make_tensor(kept, is_arg ? kInt64 : dtype, x.device());
-  if (out.numel() > 0) backend_for(x).reduce(op, view_of(out), view_of(src), mask);
-  return keepdim ? out : out.view(squeezed);
+  // The result is allocated in its final shape; the kernel sees it with the reduced dims kept
+  // (size 1), which is the same memory layout.
+  Tensor out = make_tensor(keepdim ? kept : squeezed, is_arg ? kInt64 : dtype, x.device());
+  Shape kept_strides = contiguous_strides(kept);
+  View dst{out.impl().data(), kept, kept_strides, out.dtype()};
+  if (out.numel() > 0) backend_for(x).reduce(op, dst, view_of(src), mask);
+  return out;
 }
 
 DType sum_dtype(const Tensor& x, std::optional<DType> dtype) {
@@ -74,7 +78,7 @@ void record_extreme(const char* name, const Tensor& x, const Shape& dims, bool k
   if (!autograd::needs_grad({&x})) return;
   uint64_t mask = dims_mask(name, dims, x.dim());
   autograd::record(name, {&x}, out,
-                   [sx = autograd::SavedTensor(x), sy = autograd::SavedTensor(out), mask,
+                   [sx = autograd::SavedTensor(x), sy = autograd::SavedTensor(out, true), mask,
                     keepdim](const Tensor& g) {
                      Tensor x = sx.unpack();
                      Tensor hit = (x == expand_back(sy.unpack(), x.sizes(), mask, keepdim)).to(x.dtype());
@@ -106,7 +110,7 @@ void record_prod(const Tensor& x, const Shape& dims, bool keepdim, const Tensor&
   uint64_t mask = dims_mask("prod", dims, x.dim());
   autograd::record(
       "ProdBackward0", {&x}, out,
-      [sx = autograd::SavedTensor(x), sy = autograd::SavedTensor(out), mask, keepdim,
+      [sx = autograd::SavedTensor(x), sy = autograd::SavedTensor(out, true), mask, keepdim,
        dims](const Tensor& g) {
         Tensor x = sx.unpack();
         Tensor gk = expand_back(g, x.sizes(), mask, keepdim);

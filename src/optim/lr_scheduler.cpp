@@ -103,7 +103,9 @@ double OneCycleLR::anneal(double start, double end, double pct) const {
 }
 
 std::pair<double, double> OneCycleLR::at(int64_t epoch) const {
-  EMBER_CHECK(epoch < options_.total_steps, "[OneCycleLR] Tried to step ", epoch,
+  // As PyTorch: the constructor's step 0 plus total_steps step() calls, one per batch, are
+  // allowed; only a step past total_steps is an error.
+  EMBER_CHECK(epoch <= options_.total_steps, "[OneCycleLR] Tried to step ", epoch,
               " times. The specified number of total steps is ", options_.total_steps);
   double step = static_cast<double>(epoch), start_step = 0;
   for (size_t i = 0; i < phases_.size(); ++i) {

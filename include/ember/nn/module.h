@@ -16,7 +16,7 @@ namespace ember::nn {
 // Named tensors in registration order, as module.state_dict() returns them.
 using StateDict = std::vector<std::pair<std::string, Tensor>>;
 
-class Module {
+class Module : public std::enable_shared_from_this<Module> {
  public:
   explicit Module(std::string name = "Module") : name_(std::move(name)) {}
   virtual ~Module() = default;
@@ -33,8 +33,9 @@ class Module {
   StateDict named_buffers(bool recurse = true) const;
   std::vector<std::shared_ptr<Module>> children() const;
   std::vector<std::pair<std::string, std::shared_ptr<Module>>> named_children() const;
-  // This module and every descendant, depth first.
-  std::vector<std::shared_ptr<Module>> modules();
+  // This module (unless include_self is false) and every descendant, depth first, as PyTorch's
+  // modules(). Including itself needs the module owned by a shared_ptr (as holders make them).
+  std::vector<std::shared_ptr<Module>> modules(bool include_self = true);
 
   // Moves (or converts) every parameter, gradient and buffer in place: tensors handed out
   // before (to an optimizer, say) see the change.
@@ -49,7 +50,8 @@ class Module {
   // Clears gradients: to undefined (PyTorch 2's default) or to zeros.
   void zero_grad(bool set_to_none = true);
 
-  // Parameters then buffers, dotted names ("0.weight").
+  // Dotted names ("0.weight") in PyTorch's order -- each module's parameters, then its buffers,
+  // then its children's entries -- with detached values sharing the parameters' storage.
   StateDict state_dict() const;
   // Copies values in; strict rejects missing and unexpected keys. Shapes must match.
   void load_state_dict(const StateDict& state, bool strict = true);

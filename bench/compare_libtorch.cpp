@@ -1,0 +1,248 @@
+// bench/compare_libtorch.cpp: runs the same workloads in ember and LibTorch in one process and
+// prints one table -- median time per iteration in each library, their ratio and throughput.
+// Both libraries get the same thread count; LibTorch runs under InferenceMode (its cheapest
+// dispatch path; ember's inputs do not require grad). Repeats of the two libraries alternate so
+// that noise on a shared machine hits both alike. The only TU that includes Torch headers.
+//
+// Usage: ember_vs_libtorch [--threads N] [--repeats R]   (defaults: hardware threads, 7)
+#include <torch/types.h>
+#include <torch/utils.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "ember/ember.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+constexpr int64_t kLarge = int64_t{32} << 20;  // 32M floats, 128 MiB per tensor
+
+struct Options {
+  int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  int repeats = 7;
+};
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+// Seconds per call of f over `iters` calls, one sample.
+double time_once(const std::function<void()>& f, int iters) {
+  auto t0 = Clock::now();
+  for (int i = 0; i < iters; ++i) f();
+  return std::chrono::duration<double>(Clock::now() - t0).count() / iters;
+}
+
+struct Medians {
+  double ember, torch;
+};
+
+// Warms both up, then alternates `repeats` samples of `iters` calls each; medians per call.
+Medians measure(const std::function<void()>& fe, const std::function<void()>& ft, int iters,
+                int repeats) {
+  int warm = std::max(1, iters / 10);
+  time_once(fe, warm);
+  time_once(ft, warm);
+  std::vector<double> te, tt;
+  for (int r = 0; r < repeats; ++r) {
+    te.push_back(time_once(fe, iters));
+    tt.push_back(time_once(ft, iters));
+  }
+  return {median(te), median(tt)};
+}
+
+// A LibTorch copy of an ember float32 tensor (same values, so both compute the same thing).
+torch::Tensor to_torch(const ember::Tensor& t) {
+  ember::Tensor c = t.contiguous();
+  return torch::from_blob(c.raw_data_ptr(), c.sizes(), torch::kFloat32).clone();
+}
+
+// Throws away the run when the two libraries disagree: the table would compare different work.
+void check_close(const char* what, const ember::Tensor& e, const torch::Tensor& t, double rtol,
+                 double atol) {
+  torch::Tensor et = to_torch(e);
+  if (et.sizes() != t.sizes() || !torch::allclose(et, t, rtol, atol)) {
+    std::fprintf(stderr, "ember_vs_libtorch: results differ for %s\n", what);
+    std::exit(1);
+  }
+}
+
+// The same ten tiny element-wise ops as bench_ops.cpp's chain, for either library.
+template <class T>
+T chain10(const T& a, const T& b) {
+  T y = a + b;
+  y = y * b;
+  y = y - a;
+  y = y / b;
+  y = y.relu();
+  y = y.exp();
+  y = y.neg();
+  y = y.abs();
+  y = y.sqrt();
+  return y.sigmoid();
+}
+
+// "812 ns", "3.41 us", "27.9 ms": a per-iteration time in a readable unit.
+std::string format_time(double s) {
+  char buf[32];
+  if (s < 1e-6)
+    std::snprintf(buf, sizeof buf, "%.0f ns", s * 1e9);
+  else if (s < 1e-3)
+    std::snprintf(buf, sizeof buf, "%.2f us", s * 1e6);
+  else
+    std::snprintf(buf, sizeof buf, "%.2f ms", s * 1e3);
+  return buf;
+}
+
+// One table row. work: FLOP or bytes per iteration (0: none), unit: "GFLOP/s" or "GB/s".
+struct Row {
+  std::string name;
+  double ember_s, torch_s;  // torch_s < 0: measured once, not per library
+  double work = 0;
+  const char* unit = "";
+};
+
+std::string format_rate(double work, double s, const char* unit) {
+  if (work <= 0 || s <= 0) return "-";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f %s", work / s / 1e9, unit);
+  return buf;
+}
+
+void print_table(const std::vector<Row>& rows) {
+  std::printf("\n%-32s %12s %12s %9s %15s %15s\n", "workload", "ember", "libtorch", "ember/lt",
+              "ember rate", "libtorch rate");
+  std::printf("%s\n", std::string(100, '-').c_str());
+  for (const Row& r : rows) {
+    bool both = r.torch_s >= 0;
+    char ratio[16] = "-";
+    if (both) std::snprintf(ratio, sizeof ratio, "%.2fx", r.ember_s / r.torch_s);
+    std::printf("%-32s %12s %12s %9s %15s %15s\n", r.name.c_str(), format_time(r.ember_s).c_str(),
+                both ? format_time(r.torch_s).c_str() : "-", ratio,
+                format_rate(r.work, r.ember_s, r.unit).c_str(),
+                both ? format_rate(r.work, r.torch_s, r.unit).c_str() : "-");
+  }
+}
+
+Options parse(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    bool has_value = i + 1 < argc;
+    if (has_value && std::strcmp(argv[i], "--threads") == 0) {
+      o.threads = std::max(1, std::atoi(argv[++i]));
+    } else if (has_value && std::strcmp(argv[i], "--repeats") == 0) {
+      o.repeats = std::max(1, std::atoi(argv[++i]));
+    } else {
+      std::fprintf(stderr, "usage: %s [--threads N] [--repeats R]\n", argv[0]);
+      std::exit(2);
+    }
+  }
+  return o;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options opt = parse(argc, argv);
+  ember::set_num_threads(opt.threads);
+  torch::set_num_threads(opt.threads);
+  c10::InferenceMode inference;
+  ember::manual_seed(0);
+  std::printf("ember_vs_libtorch: %d threads (ember %d, libtorch %d), %d repeats, medians\n",
+              opt.threads, ember::get_num_threads(), torch::get_num_threads(), opt.repeats);
+
+  std::vector<Row> rows;
+  const int reps = opt.repeats;
+
+  {  // (a) per-op latency: a + b on 3-element tensors, result allocation included
+    ember::Tensor a = ember::rand({3}), b = ember::rand({3});
+    torch::Tensor ta = to_torch(a), tb = to_torch(b);
+    ember::Tensor ec;
+    torch::Tensor tc;
+    Medians m = measure([&] { ec = a + b; }, [&] { tc = ta + tb; }, 200000, reps);
+    check_close("add 3", ec, tc, 1e-6, 1e-6);
+    rows.push_back({"add, 3 floats", m.ember, m.torch});
+  }
+  {  // (b) ten tiny element-wise ops in a row
+    ember::Tensor a = ember::rand({3}), b = ember::rand({3}) + 1;
+    torch::Tensor ta = to_torch(a), tb = to_torch(b);
+    ember::Tensor ey;
+    torch::Tensor ty;
+    Medians m = measure([&] { ey = chain10(a, b); }, [&] { ty = chain10(ta, tb); }, 20000, reps);
+    check_close("chain of 10", ey, ty, 1e-5, 1e-6);
+    rows.push_back({"chain of 10 ops, 3 floats", m.ember, m.torch});
+  }
+  for (int64_t n : {256, 1024}) {  // (c) sgemm
+    ember::Tensor a = ember::randn({n, n}), b = ember::randn({n, n});
+    torch::Tensor ta = to_torch(a), tb = to_torch(b);
+    ember::Tensor ec;
+    torch::Tensor tc;
+    int iters = n <= 256 ? 100 : 5;
+    Medians m =
+        measure([&] { ec = ember::mm(a, b); }, [&] { tc = torch::mm(ta, tb); }, iters, reps);
+    check_close("sgemm", ec, tc, 1e-3, 1e-3);
+    rows.push_back({"sgemm " + std::to_string(n), m.ember, m.torch,
+                    2.0 * static_cast<double>(n * n * n), "GFLOP/s"});
+  }
+  {  // (d) memory bound: add at 32M floats (out of place and in place) and memcpy as the limit
+    ember::Tensor a = ember::rand({kLarge}), b = ember::rand({kLarge});
+    torch::Tensor ta = to_torch(a), tb = to_torch(b);
+    ember::Tensor ec;
+    torch::Tensor tc;
+    const double bytes3 = 3.0 * kLarge * sizeof(float), bytes2 = 2.0 * kLarge * sizeof(float);
+    Medians m = measure([&] { ec = a + b; }, [&] { tc = ta + tb; }, 3, reps);
+    check_close("add 32M", ec, tc, 1e-6, 1e-6);
+    rows.push_back({"add, 32M floats", m.ember, m.torch, bytes3, "GB/s"});
+    ec = ember::Tensor();
+    tc = torch::Tensor();
+
+    ember::Tensor ea = a.clone();
+    torch::Tensor tta = ta.clone();
+    m = measure([&] { ea += b; }, [&] { tta += tb; }, 3, reps);
+    rows.push_back({"add_ (in place), 32M floats", m.ember, m.torch, bytes3, "GB/s"});
+
+    std::vector<float> src(kLarge, 1.0f), dst(kLarge, 0.0f);
+    std::vector<double> t;
+    auto copy = [&] { std::memcpy(dst.data(), src.data(), kLarge * sizeof(float)); };
+    time_once(copy, 1);
+    for (int r = 0; r < reps; ++r) t.push_back(time_once(copy, 3));
+    rows.push_back({"memcpy, 32M floats (limit)", median(t), -1, bytes2, "GB/s"});
+  }
+  {  // (e) full reduction at 32M floats
+    ember::Tensor a = ember::rand({kLarge});
+    torch::Tensor ta = to_torch(a);
+    ember::Tensor es;
+    torch::Tensor ts;
+    Medians m = measure([&] { es = a.sum(); }, [&] { ts = ta.sum(); }, 5, reps);
+    check_close("sum 32M", es, ts, 1e-4, 0);
+    rows.push_back({"sum, 32M floats", m.ember, m.torch, 1.0 * kLarge * sizeof(float), "GB/s"});
+  }
+  {  // row softmax, (8192, 4096)
+    ember::Tensor x = ember::randn({8192, 4096});
+    torch::Tensor tx = to_torch(x);
+    ember::Tensor ey;
+    torch::Tensor ty;
+    Medians m = measure([&] { ey = x.softmax(1); }, [&] { ty = tx.softmax(1); }, 2, reps);
+    check_close("softmax", ey, ty, 1e-4, 1e-7);
+    rows.push_back({"softmax rows, 8192 x 4096", m.ember, m.torch,
+                    2.0 * static_cast<double>(x.numel()) * sizeof(float), "GB/s"});
+  }
+
+  print_table(rows);
+  std::printf(
+      "\nember/lt: ember time / libtorch time (< 1: ember faster). Rates: GB/s counts bytes read "
+      "+ written once (add 3 x 4 B, memcpy 2 x 4 B, sum 4 B, softmax 2 x 4 B per element).\n");
+  return 0;
+}
