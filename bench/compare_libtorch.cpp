@@ -1,12 +1,12 @@
 // bench/compare_libtorch.cpp: runs the same workloads in ember and LibTorch in one process and
 // prints one table -- median time per iteration in each library, their ratio and throughput.
-// Both libraries get the same thread count; LibTorch runs under InferenceMode (its cheapest
-// dispatch path; ember's inputs do not require grad). Repeats of the two libraries alternate so
-// that noise on a shared machine hits both alike. The only TU that includes Torch headers.
+// Both libraries get the same thread count. The training steps run with autograd in both; the
+// forward-only workloads run LibTorch under InferenceMode (its cheapest dispatch path; ember's
+// inputs do not require grad). Repeats of the two libraries alternate so that noise on a shared
+// machine hits both alike. The only TU that includes Torch headers.
 //
 // Usage: ember_vs_libtorch [--threads N] [--repeats R]   (defaults: hardware threads, 7)
-#include <torch/types.h>
-#include <torch/utils.h>
+#include <torch/torch.h>
 
 #include <algorithm>
 #include <chrono>
@@ -158,13 +158,79 @@ int main(int argc, char** argv) {
   Options opt = parse(argc, argv);
   ember::set_num_threads(opt.threads);
   torch::set_num_threads(opt.threads);
-  c10::InferenceMode inference;
   ember::manual_seed(0);
   std::printf("ember_vs_libtorch: %d threads (ember %d, libtorch %d), %d repeats, medians\n",
               opt.threads, ember::get_num_threads(), torch::get_num_threads(), opt.repeats);
 
   std::vector<Row> rows;
   const int reps = opt.repeats;
+
+  {  // (f) the tutorial's training step: Linear(10, 1), batch 32, Adam, MSE -- autograd on
+    auto model = ember::nn::Linear(10, 1);
+    ember::optim::Adam eopt(model->parameters());
+    torch::nn::Linear tmodel(10, 1);
+    {
+      torch::NoGradGuard no_grad;
+      tmodel->weight.copy_(to_torch(model->weight.detach()));
+      tmodel->bias.copy_(to_torch(model->bias.detach()));
+    }
+    torch::optim::Adam topt(tmodel->parameters(), torch::optim::AdamOptions(1e-3));
+    ember::Tensor X = ember::rand({32, 10}), y = ember::rand({32, 1});
+    torch::Tensor tX = to_torch(X), ty = to_torch(y);
+    Medians m = measure(
+        [&] {
+          ember::Tensor loss = ember::nn::F::mse_loss(model(X), y);
+          eopt.zero_grad();
+          loss.backward();
+          eopt.step();
+        },
+        [&] {
+          torch::Tensor loss = torch::mse_loss(tmodel(tX), ty);
+          topt.zero_grad();
+          loss.backward();
+          topt.step();
+        },
+        2000, reps);
+    check_close("training step weights", model->weight.detach(), tmodel->weight.detach(), 1e-4, 1e-5);
+    rows.push_back({"training step: Linear(10,1), b32, Adam", m.ember, m.torch});
+  }
+  {  // (g) an MLP training step, 784-256-10, batch 64, Adam, cross-entropy
+    auto model = ember::nn::Sequential(ember::nn::Linear(784, 256), ember::nn::ReLU(),
+                                       ember::nn::Linear(256, 10));
+    ember::optim::Adam eopt(model->parameters());
+    torch::nn::Sequential tmodel(torch::nn::Linear(784, 256), torch::nn::ReLU(),
+                                 torch::nn::Linear(256, 10));
+    {
+      torch::NoGradGuard no_grad;
+      auto ep = model->parameters();
+      auto tp = tmodel->parameters();
+      for (size_t i = 0; i < ep.size(); ++i) tp[i].copy_(to_torch(ep[i].detach()));
+    }
+    torch::optim::Adam topt(tmodel->parameters(), torch::optim::AdamOptions(1e-3));
+    ember::Tensor X = ember::rand({64, 784});
+    ember::Tensor y = ember::randint(0, 10, {64});
+    torch::Tensor tX = to_torch(X);
+    torch::Tensor ty = torch::from_blob(y.data_ptr<int64_t>(), {64}, torch::kInt64).clone();
+    Medians m = measure(
+        [&] {
+          ember::Tensor loss = ember::nn::F::cross_entropy(model(X), y);
+          eopt.zero_grad();
+          loss.backward();
+          eopt.step();
+        },
+        [&] {
+          torch::Tensor loss = torch::nn::functional::cross_entropy(tmodel->forward(tX), ty);
+          topt.zero_grad();
+          loss.backward();
+          topt.step();
+        },
+        100, reps);
+    check_close("MLP weights", model->parameters()[0].detach(), tmodel->parameters()[0].detach(),
+                1e-3, 1e-4);
+    rows.push_back({"MLP step: 784-256-10, b64, Adam", m.ember, m.torch});
+  }
+
+  c10::InferenceMode inference;  // the rest is forward only
 
   {  // (a) per-op latency: a + b on 3-element tensors, result allocation included
     ember::Tensor a = ember::rand({3}), b = ember::rand({3});
