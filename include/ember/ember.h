@@ -3,6 +3,7 @@
 
 #include "ember/autograd.h"
 #include "ember/creation.h"
+#include "ember/data.h"
 #include "ember/cuda.h"
 #include "ember/device.h"
 #include "ember/dtype.h"

@@ -58,6 +58,16 @@ inline uint64_t random_counters(RandomKind kind, DType dtype, int64_t n) {
   return (static_cast<uint64_t>(n) + per - 1) / per;
 }
 
+// Where the kh x kw windows of a 2-D convolution or pooling sit on one (H, W) image plane: the
+// window at output (oy, ox) covers rows oy * stride_h - pad_h + ki * dilation_h (ki < kernel_h),
+// and likewise columns. Positions outside the image read as 0.
+struct Conv2dGeometry {
+  int64_t batch = 1, channels = 1, height = 1, width = 1;
+  int64_t kernel_h = 1, kernel_w = 1, stride_h = 1, stride_w = 1;
+  int64_t pad_h = 0, pad_w = 0, dilation_h = 1, dilation_w = 1;
+  int64_t out_h = 1, out_w = 1;
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -88,6 +98,13 @@ class Backend {
 
   // dst: (B, M, N) contiguous; a: (B, M, K), b: (B, K, N) strided; one dtype.
   virtual void matmul(const View& dst, const View& a, const View& b) = 0;
+
+  // Unfolding image patches into columns and back (convolution and pooling). image:
+  // (batch, channels, height, width), cols: (batch, channels * kernel_h * kernel_w,
+  // out_h * out_w); both contiguous, one floating dtype. im2col overwrites cols; col2im overwrites
+  // image with the sum of every column entry that reads each pixel.
+  virtual void im2col(const View& cols, const View& image, const Conv2dGeometry& g) = 0;
+  virtual void col2im(const View& image, const View& cols, const Conv2dGeometry& g) = 0;
 
   // index: int64, bounds already checked. dst of index_select is contiguous.
   virtual void index_select(const View& dst, const View& src, int64_t dim, const View& index) = 0;

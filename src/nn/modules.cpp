@@ -16,6 +16,18 @@ std::string fmt_double(double v) {
   os << v;
   return os.str();
 }
+
+// As PyTorch prints a size pair: "(3, 3)".
+std::string fmt_pair(Size2d s) {
+  std::ostringstream os;
+  os << "(" << s.h << ", " << s.w << ")";
+  return os.str();
+}
+
+// A pooling argument as PyTorch prints what it was given: one number when both are the same.
+std::string fmt_size(Size2d s) { return s.h == s.w ? std::to_string(s.h) : fmt_pair(s); }
+
+std::string fmt_bool(bool b) { return b ? "True" : "False"; }
 }  // namespace
 
 LinearImpl::LinearImpl(int64_t in, int64_t out, bool with_bias)
@@ -119,5 +131,145 @@ std::string EmbeddingImpl::extra_repr() const {
   if (padding_idx) s += ", padding_idx=" + std::to_string(*padding_idx);
   return s;
 }
+
+Conv2dImpl::Conv2dImpl(int64_t in, int64_t out, Size2d kernel, const Conv2dOptions& o)
+    : Module("Conv2d"), in_channels(in), out_channels(out), kernel_size(kernel), options(o) {
+  EMBER_CHECK(o.groups > 0, "[Conv2d] groups must be a positive integer, got ", o.groups);
+  EMBER_CHECK(in % o.groups == 0, "[Conv2d] in_channels must be divisible by groups (",
+              in, " and ", o.groups, ")");
+  EMBER_CHECK(out % o.groups == 0, "[Conv2d] out_channels must be divisible by groups (",
+              out, " and ", o.groups, ")");
+  EMBER_CHECK(kernel.h > 0 && kernel.w > 0, "[Conv2d] kernel_size must be positive, got ",
+              fmt_pair(kernel));
+  weight = register_parameter("weight", empty({out, in / o.groups, kernel.h, kernel.w}));
+  if (o.bias) bias = register_parameter("bias", empty({out}));
+  reset_parameters();
+}
+
+void Conv2dImpl::reset_parameters() {
+  init::kaiming_uniform_(weight, std::sqrt(5.0));
+  if (bias.defined()) {
+    int64_t fan_in = weight.size(1) * kernel_size.h * kernel_size.w;
+    double bound = fan_in > 0 ? 1.0 / std::sqrt(static_cast<double>(fan_in)) : 0.0;
+    init::uniform_(bias, -bound, bound);
+  }
+}
+
+Tensor Conv2dImpl::forward(const Tensor& input) {
+  return F::conv2d(input, weight, bias,
+                   {.stride = options.stride, .padding = options.padding,
+                    .dilation = options.dilation, .groups = options.groups});
+}
+
+std::string Conv2dImpl::extra_repr() const {
+  std::string s = std::to_string(in_channels) + ", " + std::to_string(out_channels) +
+                  ", kernel_size=" + fmt_pair(kernel_size) + ", stride=" + fmt_pair(options.stride);
+  if (options.padding != Size2d(0)) s += ", padding=" + fmt_pair(options.padding);
+  if (options.dilation != Size2d(1)) s += ", dilation=" + fmt_pair(options.dilation);
+  if (options.groups != 1) s += ", groups=" + std::to_string(options.groups);
+  if (!bias.defined()) s += ", bias=False";
+  return s;
+}
+
+Tensor MaxPool2dImpl::forward(const Tensor& input) {
+  return F::max_pool2d(input, kernel_size, options);
+}
+std::string MaxPool2dImpl::extra_repr() const {
+  return "kernel_size=" + fmt_size(kernel_size) +
+         ", stride=" + fmt_size(options.stride == Size2d(0) ? kernel_size : options.stride) +
+         ", padding=" + fmt_size(options.padding) + ", dilation=" + fmt_size(options.dilation) +
+         ", ceil_mode=" + fmt_bool(options.ceil_mode);
+}
+
+Tensor AvgPool2dImpl::forward(const Tensor& input) {
+  return F::avg_pool2d(input, kernel_size, options);
+}
+std::string AvgPool2dImpl::extra_repr() const {
+  return "kernel_size=" + fmt_size(kernel_size) +
+         ", stride=" + fmt_size(options.stride == Size2d(0) ? kernel_size : options.stride) +
+         ", padding=" + fmt_size(options.padding);
+}
+
+Tensor AdaptiveAvgPool2dImpl::forward(const Tensor& input) {
+  return F::adaptive_avg_pool2d(input, output_size);
+}
+std::string AdaptiveAvgPool2dImpl::extra_repr() const {
+  return "output_size=" + fmt_size(output_size);
+}
+
+BatchNormImplBase::BatchNormImplBase(std::string name, int64_t num_features,
+                                     const BatchNormOptions& o)
+    : Module(std::move(name)), num_features(num_features), options(o) {
+  EMBER_CHECK(num_features >= 0, "[", this->name(), "] num_features must be >= 0, got ",
+              num_features);
+  if (o.affine) {
+    weight = register_parameter("weight", empty({num_features}));
+    bias = register_parameter("bias", empty({num_features}));
+  }
+  if (o.track_running_stats) {
+    running_mean = register_buffer("running_mean", empty({num_features}));
+    running_var = register_buffer("running_var", empty({num_features}));
+    num_batches_tracked = register_buffer("num_batches_tracked", zeros({}, {.dtype = kInt64}));
+  }
+  reset_parameters();
+}
+
+void BatchNormImplBase::reset_running_stats() {
+  if (!options.track_running_stats) return;
+  NoGradGuard no_grad;
+  running_mean.zero_();
+  running_var.fill_(1);
+  num_batches_tracked.zero_();
+}
+
+void BatchNormImplBase::reset_parameters() {
+  reset_running_stats();
+  if (!options.affine) return;
+  init::ones_(weight);
+  init::zeros_(bias);
+}
+
+Tensor BatchNormImplBase::forward(const Tensor& input) {
+  check_input(input);
+  EMBER_CHECK_KIND(Shape, input.size(1) == num_features, "[", name(), "] expected input with ",
+                   num_features, " channels (dim 1), got input of shape ",
+                   shape_str(input.sizes()));
+  double momentum = options.momentum.value_or(0.0);
+  bool use_batch_stats = is_training() || !options.track_running_stats;
+  if (is_training() && options.track_running_stats) {
+    NoGradGuard no_grad;
+    num_batches_tracked.add_(1);
+    // Without a momentum the running statistics are the cumulative average over batches.
+    if (!options.momentum) momentum = 1.0 / num_batches_tracked.item<double>();
+  }
+  bool update = is_training() && options.track_running_stats;
+  return F::batch_norm(input, update || !use_batch_stats ? running_mean : Tensor(),
+                       update || !use_batch_stats ? running_var : Tensor(), weight, bias,
+                       use_batch_stats, momentum, options.eps);
+}
+
+std::string BatchNormImplBase::extra_repr() const {
+  return std::to_string(num_features) + ", eps=" + fmt_double(options.eps) + ", momentum=" +
+         (options.momentum ? fmt_double(*options.momentum) : "None") +
+         ", affine=" + fmt_bool(options.affine) +
+         ", track_running_stats=" + fmt_bool(options.track_running_stats);
+}
+
+void BatchNorm1dImpl::check_input(const Tensor& input) const {
+  EMBER_CHECK_KIND(Shape, input.dim() == 2 || input.dim() == 3, "[BatchNorm1d] expected 2D or 3D "
+                   "input (got ", input.dim(), "D input of shape ", shape_str(input.sizes()), ")");
+}
+
+void BatchNorm2dImpl::check_input(const Tensor& input) const {
+  EMBER_CHECK_KIND(Shape, input.dim() == 4, "[BatchNorm2d] expected 4D input (got ", input.dim(),
+                   "D input of shape ", shape_str(input.sizes()), ")");
+}
+
+Dropout2dImpl::Dropout2dImpl(double p) : Module("Dropout2d"), p(p) {
+  EMBER_CHECK(p >= 0 && p <= 1, "[Dropout2d] dropout probability has to be between 0 and 1, but "
+              "got ", p);
+}
+Tensor Dropout2dImpl::forward(const Tensor& input) { return F::dropout2d(input, p, is_training()); }
+std::string Dropout2dImpl::extra_repr() const { return "p=" + fmt_double(p) + ", inplace=False"; }
 
 }  // namespace ember::nn

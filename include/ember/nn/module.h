@@ -119,10 +119,16 @@ std::ostream& operator<<(std::ostream& os, const ModuleHolder<Impl>& m) {
 
 // Declares `Name` as the holder of `Name##Impl`, with a chainable to():
 //   auto model = nn::Linear(10, 1).to(device);
-#define EMBER_MODULE(Name)                                                              \
+#define EMBER_MODULE(Name) EMBER_MODULE_WITH(Name, )
+
+// As EMBER_MODULE, with extra holder members: constructors spelling out Impl's parameters, so
+// that braced arguments reach it (`nn::Conv2d(1, 8, {3, 5}, {.stride = 2})`), which the
+// forwarding constructor cannot deduce.
+#define EMBER_MODULE_WITH(Name, ...)                                                    \
   class Name : public ::ember::nn::ModuleHolder<Name##Impl> {                           \
    public:                                                                              \
     using ::ember::nn::ModuleHolder<Name##Impl>::ModuleHolder;                          \
+    __VA_ARGS__                                                                         \
     Name to(::ember::Device device, bool non_blocking = false) const {                  \
       impl_->to(device, non_blocking);                                                  \
       return *this;                                                                     \

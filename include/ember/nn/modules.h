@@ -1,10 +1,12 @@
 // ember/nn/modules.h: the built-in layers, each an XImpl module with an X holder (as LibTorch):
-// Linear, Sequential, activations, Dropout, Flatten, LayerNorm, Embedding, Identity.
+// Linear, Sequential, activations, Dropout, Flatten, LayerNorm, Embedding, Identity, and the image
+// layers: Conv2d, MaxPool2d, AvgPool2d, AdaptiveAvgPool2d, BatchNorm1d/2d, Dropout2d.
 #pragma once
 
 #include <optional>
 #include <string>
 
+#include "ember/nn/functional.h"
 #include "ember/nn/module.h"
 
 namespace ember::nn {
@@ -137,6 +139,133 @@ class EmbeddingImpl : public Module {
   Tensor weight;
 };
 EMBER_MODULE(Embedding);
+
+struct Conv2dOptions {
+  Size2d stride = 1;
+  Size2d padding = 0;
+  Size2d dilation = 1;
+  int64_t groups = 1;
+  bool bias = true;
+};
+
+// 2-D convolution. weight: (out_channels, in_channels / groups, kh, kw); bias: (out_channels).
+// Init as PyTorch: weight kaiming_uniform_(a = sqrt(5)), bias uniform(+-1/sqrt(fan_in)) with
+// fan_in = in_channels / groups * kh * kw.
+class Conv2dImpl : public Module {
+ public:
+  Conv2dImpl(int64_t in_channels, int64_t out_channels, Size2d kernel_size,
+             const Conv2dOptions& options = {});
+  Tensor forward(const Tensor& input) override;  // input: (N, in_channels, H, W)
+  std::string extra_repr() const override;
+  void reset_parameters();
+
+  int64_t in_channels, out_channels;
+  Size2d kernel_size;
+  Conv2dOptions options;
+  Tensor weight, bias;
+};
+EMBER_MODULE_WITH(Conv2d, Conv2d(int64_t in_channels, int64_t out_channels, Size2d kernel_size,
+                                  const Conv2dOptions& options = {})
+                  : ModuleHolder(std::make_shared<Conv2dImpl>(in_channels, out_channels,
+                                                              kernel_size, options)) {});
+
+class MaxPool2dImpl : public Module {
+ public:
+  explicit MaxPool2dImpl(Size2d kernel_size, const F::MaxPool2dOptions& options = {})
+      : Module("MaxPool2d"), kernel_size(kernel_size), options(options) {}
+  Tensor forward(const Tensor& input) override;  // input: (N, C, H, W)
+  std::string extra_repr() const override;
+  Size2d kernel_size;
+  F::MaxPool2dOptions options;
+};
+EMBER_MODULE_WITH(MaxPool2d, MaxPool2d(Size2d kernel_size, const F::MaxPool2dOptions& options = {})
+                  : ModuleHolder(std::make_shared<MaxPool2dImpl>(kernel_size, options)) {});
+
+class AvgPool2dImpl : public Module {
+ public:
+  explicit AvgPool2dImpl(Size2d kernel_size, const F::AvgPool2dOptions& options = {})
+      : Module("AvgPool2d"), kernel_size(kernel_size), options(options) {}
+  Tensor forward(const Tensor& input) override;  // input: (N, C, H, W)
+  std::string extra_repr() const override;
+  Size2d kernel_size;
+  F::AvgPool2dOptions options;
+};
+EMBER_MODULE_WITH(AvgPool2d, AvgPool2d(Size2d kernel_size, const F::AvgPool2dOptions& options = {})
+                  : ModuleHolder(std::make_shared<AvgPool2dImpl>(kernel_size, options)) {});
+
+class AdaptiveAvgPool2dImpl : public Module {
+ public:
+  explicit AdaptiveAvgPool2dImpl(Size2d output_size)
+      : Module("AdaptiveAvgPool2d"), output_size(output_size) {}
+  AdaptiveAvgPool2dImpl(int64_t output_h, int64_t output_w)
+      : AdaptiveAvgPool2dImpl(Size2d(output_h, output_w)) {}
+  Tensor forward(const Tensor& input) override;  // input: (N, C, H, W)
+  std::string extra_repr() const override;
+  Size2d output_size;
+};
+EMBER_MODULE(AdaptiveAvgPool2d);
+
+struct BatchNormOptions {
+  double eps = 1e-5;
+  // Weight of each batch in the running statistics; unset: their cumulative average.
+  std::optional<double> momentum = 0.1;
+  bool affine = true;
+  bool track_running_stats = true;
+};
+
+// Batch normalization over channel dim 1: weight ones and bias zeros (affine); buffers
+// running_mean zeros, running_var ones and num_batches_tracked (int64) when tracking. Training
+// normalizes with batch statistics and updates the running ones; eval uses the running ones.
+class BatchNormImplBase : public Module {
+ public:
+  Tensor forward(const Tensor& input) override;
+  std::string extra_repr() const override;
+  void reset_running_stats();
+  void reset_parameters();
+
+  int64_t num_features;
+  BatchNormOptions options;
+  Tensor weight, bias, running_mean, running_var, num_batches_tracked;
+
+ protected:
+  BatchNormImplBase(std::string name, int64_t num_features, const BatchNormOptions& options);
+  // Throws unless the input's rank suits the layer.
+  virtual void check_input(const Tensor& input) const = 0;
+};
+
+// input: (N, C) or (N, C, L).
+class BatchNorm1dImpl : public BatchNormImplBase {
+ public:
+  explicit BatchNorm1dImpl(int64_t num_features, const BatchNormOptions& options = {})
+      : BatchNormImplBase("BatchNorm1d", num_features, options) {}
+
+ protected:
+  void check_input(const Tensor& input) const override;
+};
+EMBER_MODULE_WITH(BatchNorm1d, BatchNorm1d(int64_t num_features, const BatchNormOptions& options)
+                  : ModuleHolder(std::make_shared<BatchNorm1dImpl>(num_features, options)) {});
+
+// input: (N, C, H, W).
+class BatchNorm2dImpl : public BatchNormImplBase {
+ public:
+  explicit BatchNorm2dImpl(int64_t num_features, const BatchNormOptions& options = {})
+      : BatchNormImplBase("BatchNorm2d", num_features, options) {}
+
+ protected:
+  void check_input(const Tensor& input) const override;
+};
+EMBER_MODULE_WITH(BatchNorm2d, BatchNorm2d(int64_t num_features, const BatchNormOptions& options)
+                  : ModuleHolder(std::make_shared<BatchNorm2dImpl>(num_features, options)) {});
+
+// Zeroes whole channels with probability p while training, scaling the rest by 1 / (1 - p).
+class Dropout2dImpl : public Module {
+ public:
+  explicit Dropout2dImpl(double p = 0.5);
+  Tensor forward(const Tensor& input) override;  // input: (N, C, H, W)
+  std::string extra_repr() const override;
+  double p;
+};
+EMBER_MODULE(Dropout2d);
 
 class IdentityImpl : public Module {
  public:

@@ -1,0 +1,6 @@
+// ember/data.h: data loading -- datasets, MNIST / Fashion-MNIST and the DataLoader.
+#pragma once
+
+#include "ember/data/dataloader.h"
+#include "ember/data/dataset.h"
+#include "ember/data/mnist.h"

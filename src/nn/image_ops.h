@@ -1,0 +1,24 @@
+// nn/image_ops.h: what the image layers (conv.cpp, pooling.cpp) share -- batching of unbatched
+// inputs, window geometry checks, and im2col / col2im as tensor operations.
+#pragma once
+
+#include "core/backend.h"
+#include "ember/nn/functional.h"
+
+namespace ember::nn::image {
+
+// input (N, C, H, W) as it is, or (C, H, W) as a batch of one; throws naming `op` for other
+// ranks.
+Tensor as_batched(const char* op, const Tensor& input);
+
+// Throws naming `op` unless t is float32 or float64.
+void check_floating(const char* op, const Tensor& t);
+
+// image: (N, C, H, W) -> (N, C * kh * kw, oh * ow) columns, not recorded for autograd.
+Tensor im2col(const Tensor& image, const Conv2dGeometry& g);
+// cols: (N, C * kh * kw, oh * ow) -> (N, C, H, W), each pixel the sum of the entries read from it.
+Tensor col2im(const Tensor& cols, const Conv2dGeometry& g);
+// im2col recorded for autograd (its gradient is col2im).
+Tensor unfold(const Tensor& image, const Conv2dGeometry& g);
+
+}  // namespace ember::nn::image

@@ -1,0 +1,178 @@
+// nn/pooling.cpp: max_pool2d (window maxima with their argmax, whose backward scatters into
+// them), avg_pool2d (window sums over unfolded columns) and adaptive_avg_pool2d (two averaging
+// matrices), with PyTorch's output sizes, ceil_mode and padding rules.
+#include <algorithm>
+#include <limits>
+#include <vector>
+
+#include "autograd/function.h"
+#include "ember/ops.h"
+#include "nn/image_ops.h"
+
+namespace ember::nn::functional {
+
+namespace {
+
+// PyTorch's pooling_output_shape for one dim.
+int64_t pooled_size(int64_t in, int64_t kernel, int64_t stride, int64_t pad, int64_t dilation,
+                    bool ceil_mode) {
+  int64_t span = in + 2 * pad - dilation * (kernel - 1) - 1 + (ceil_mode ? stride - 1 : 0);
+  int64_t out = (span >= 0 ? span / stride : -((-span + stride - 1) / stride)) + 1;
+  // The last window must start inside the input or its left padding.
+  if (ceil_mode && (out - 1) * stride >= in + pad) --out;
+  return out;
+}
+
+// Checks a pooling's arguments and returns its geometry over x: (N, C, H, W).
+Conv2dGeometry pool_geometry(const char* op, const Tensor& x, Size2d kernel, Size2d stride,
+                             Size2d pad, Size2d dilation, bool ceil_mode) {
+  EMBER_CHECK(kernel.h > 0 && kernel.w > 0, "[", op,
+              "] kernel_size must be greater than zero, "
+              "but got kernel_size=(",
+              kernel.h, ", ", kernel.w, ")");
+  EMBER_CHECK(stride.h > 0 && stride.w > 0, "[", op,
+              "] stride must be greater than zero, but "
+              "got stride=(",
+              stride.h, ", ", stride.w, ")");
+  EMBER_CHECK(dilation.h > 0 && dilation.w > 0, "[", op,
+              "] dilation must be greater than zero, "
+              "but got dilation=(",
+              dilation.h, ", ", dilation.w, ")");
+  int64_t eff_h = dilation.h * (kernel.h - 1) + 1, eff_w = dilation.w * (kernel.w - 1) + 1;
+  EMBER_CHECK(pad.h >= 0 && pad.w >= 0 && pad.h <= eff_h / 2 && pad.w <= eff_w / 2, "[", op,
+              "] pad should be at most half of effective kernel size, but got pad=(", pad.h, ", ",
+              pad.w, "), kernel_size=(", kernel.h, ", ", kernel.w, ") and dilation=(", dilation.h,
+              ", ", dilation.w, ")");
+  Conv2dGeometry g{.batch = x.size(0),
+                   .channels = x.size(1),
+                   .height = x.size(2),
+                   .width = x.size(3),
+                   .kernel_h = kernel.h,
+                   .kernel_w = kernel.w,
+                   .stride_h = stride.h,
+                   .stride_w = stride.w,
+                   .pad_h = pad.h,
+                   .pad_w = pad.w,
+                   .dilation_h = dilation.h,
+                   .dilation_w = dilation.w};
+  g.out_h = pooled_size(g.height, kernel.h, stride.h, pad.h, dilation.h, ceil_mode);
+  g.out_w = pooled_size(g.width, kernel.w, stride.w, pad.w, dilation.w, ceil_mode);
+  EMBER_CHECK_KIND(Shape, g.out_h >= 1 && g.out_w >= 1, "[", op, "] Given input size: (",
+                   g.channels, "x", g.height, "x", g.width, "). Calculated output size: (",
+                   g.channels, "x", g.out_h, "x", g.out_w, "). Output size is too small");
+  return g;
+}
+
+Size2d stride_or_kernel(Size2d stride, Size2d kernel) { return stride == Size2d(0) ? kernel : stride; }
+
+Tensor unbatch_like(const Tensor& out, const Tensor& input) {
+  return input.dim() == 3 ? out.squeeze(0) : out;
+}
+
+}  // namespace
+
+Tensor max_pool2d(const Tensor& input, Size2d kernel, const MaxPool2dOptions& o) {
+  image::check_floating("max_pool2d", input);
+  Tensor x = image::as_batched("max_pool2d", input);
+  Conv2dGeometry g = pool_geometry("max_pool2d", x, kernel, stride_or_kernel(o.stride, kernel), o.padding,
+                                   o.dilation, o.ceil_mode);
+  int64_t n = g.batch, c = g.channels, taps = g.kernel_h * g.kernel_w, len = g.out_h * g.out_w;
+  // Padding must lose every comparison, so the windows read from a copy framed with -infinity,
+  // large enough for the windows ceil_mode adds; then im2col needs no padding of its own.
+  Conv2dGeometry framed = g;
+  framed.pad_h = framed.pad_w = 0;
+  framed.height = std::max(g.height + 2 * g.pad_h,
+                           (g.out_h - 1) * g.stride_h + g.dilation_h * (g.kernel_h - 1) + 1);
+  framed.width = std::max(g.width + 2 * g.pad_w,
+                          (g.out_w - 1) * g.stride_w + g.dilation_w * (g.kernel_w - 1) + 1);
+  bool needs_frame = framed.height != g.height || framed.width != g.width;
+  Tensor out, argmax;
+  {
+    NoGradGuard no_grad;
+    Tensor src = x;
+    if (needs_frame) {
+      src = full({n, c, framed.height, framed.width}, -std::numeric_limits<double>::infinity(),
+                 {.dtype = x.dtype(), .device = x.device()});
+      src.narrow(2, g.pad_h, g.height).narrow(3, g.pad_w, g.width).copy_(x);
+    }
+    Tensor cols = image::im2col(src, framed).view({n, c, taps, len});
+    auto [values, indices] = max(cols, 2);  // (N, C, L): each window's maximum and its tap
+    out = unbatch_like(values.view({n, c, g.out_h, g.out_w}), input);
+    argmax = indices;
+  }
+  autograd::record("MaxPool2DWithIndicesBackward0", {&input}, out,
+                   [argmax, g, framed, in_shape = input.sizes()](const Tensor& grad) {
+                     int64_t n = g.batch, c = g.channels, len = g.out_h * g.out_w;
+                     Tensor gcols = zeros({n, c, g.kernel_h * g.kernel_w, len},
+                                          {.dtype = grad.dtype(), .device = grad.device()});
+                     gcols.scatter_add_(2, argmax.unsqueeze(2), grad.reshape({n, c, 1, len}));
+                     Tensor gx = image::col2im(gcols.view({n, -1, len}), framed);
+                     if (framed.height != g.height || framed.width != g.width)
+                       gx =
+                           gx.narrow(2, g.pad_h, g.height).narrow(3, g.pad_w, g.width).contiguous();
+                     return std::vector<Tensor>{gx.view(in_shape)};
+                   });
+  return out;
+}
+
+Tensor avg_pool2d(const Tensor& input, Size2d kernel, const AvgPool2dOptions& o) {
+  image::check_floating("avg_pool2d", input);
+  Tensor x = image::as_batched("avg_pool2d", input);
+  Conv2dGeometry g =
+      pool_geometry("avg_pool2d", x, kernel, stride_or_kernel(o.stride, kernel), o.padding, 1, o.ceil_mode);
+  int64_t n = g.batch, c = g.channels, taps = g.kernel_h * g.kernel_w, len = g.out_h * g.out_w;
+  // Each window's divisor: its extent clipped to the padded input (count_include_pad), or to the
+  // input itself.
+  std::vector<double> divisor(len);
+  for (int64_t oy = 0; oy < g.out_h; ++oy) {
+    for (int64_t ox = 0; ox < g.out_w; ++ox) {
+      int64_t y0 = oy * g.stride_h - g.pad_h, x0 = ox * g.stride_w - g.pad_w;
+      int64_t y1 = std::min(y0 + g.kernel_h, g.height + g.pad_h);
+      int64_t x1 = std::min(x0 + g.kernel_w, g.width + g.pad_w);
+      if (!o.count_include_pad) {
+        y0 = std::max<int64_t>(y0, 0), x0 = std::max<int64_t>(x0, 0);
+        y1 = std::min(y1, g.height), x1 = std::min(x1, g.width);
+      }
+      divisor[oy * g.out_w + ox] = static_cast<double>((y1 - y0) * (x1 - x0));
+    }
+  }
+  Tensor div_t = from_vector(divisor, Shape{len}, {.dtype = x.dtype(), .device = x.device()});
+  Tensor sums = image::unfold(x, g).view({n, c, taps, len}).sum({2});
+  return unbatch_like((sums / div_t).view({n, c, g.out_h, g.out_w}), input);
+}
+
+namespace {
+
+// (out, in): row i averages inputs floor(i in / out) up to ceil((i + 1) in / out).
+Tensor averaging_matrix(int64_t out, int64_t in, const Tensor& like) {
+  std::vector<double> m(out * in, 0.0);
+  for (int64_t i = 0; i < out; ++i) {
+    int64_t start = i * in / out, end = ((i + 1) * in + out - 1) / out;
+    for (int64_t j = start; j < end; ++j) m[i * in + j] = 1.0 / static_cast<double>(end - start);
+  }
+  return from_vector(m, Shape{out, in}, {.dtype = like.dtype(), .device = like.device()});
+}
+
+}  // namespace
+
+Tensor adaptive_avg_pool2d(const Tensor& input, Size2d output_size) {
+  image::check_floating("adaptive_avg_pool2d", input);
+  Tensor x = image::as_batched("adaptive_avg_pool2d", input);
+  EMBER_CHECK(output_size.h > 0 && output_size.w > 0,
+              "[adaptive_avg_pool2d] output_size must "
+              "be positive, got (",
+              output_size.h, ", ", output_size.w, ")");
+  EMBER_CHECK_KIND(Shape, x.size(1) > 0 && x.size(2) > 0 && x.size(3) > 0,
+                   "[adaptive_avg_pool2d] "
+                   "Expected input to have non-zero size for non-batch dimensions, but input has "
+                   "sizes ",
+                   shape_str(input.sizes()));
+  // The windows are separable: average the columns, then the rows.
+  Tensor rows = averaging_matrix(output_size.h, x.size(2), x);
+  Tensor cols = averaging_matrix(output_size.w, x.size(3), x);
+  Tensor by_cols = matmul(x, cols.t()).transpose(2, 3).contiguous();    // (N, C, ow, H)
+  Tensor out = matmul(by_cols, rows.t()).transpose(2, 3).contiguous();  // (N, C, oh, ow)
+  return unbatch_like(out, input);
+}
+
+}  // namespace ember::nn::functional

@@ -1,0 +1,74 @@
+// tools/ember/checkpoint.cpp: saving and restoring training state.
+#include "checkpoint.h"
+
+#include "ember/io/safetensors.h"
+
+namespace ember::cli {
+
+namespace {
+
+uint64_t parse_u64(const io::Metadata& m, const std::string& key, const std::string& path) {
+  auto it = m.find(key);
+  EMBER_CHECK_KIND(IO, it != m.end(), "[checkpoint] '", path, "' lacks '", key,
+                   "': it was not written by `ember train`");
+  try {
+    return std::stoull(it->second);
+  } catch (const std::exception&) {
+    EMBER_THROW(IO, "[checkpoint] '", path, "' has a malformed '", key, "': ", it->second);
+  }
+}
+
+CheckpointInfo info_of(const io::Metadata& m, const std::string& path) {
+  auto it = m.find("format");
+  EMBER_CHECK_KIND(IO, it != m.end() && it->second == "ember-checkpoint-1", "[checkpoint] '", path,
+                   "' is not an ember training checkpoint");
+  CheckpointInfo info;
+  info.model = m.count("model") ? m.at("model") : "";
+  info.optimizer = m.count("optimizer") ? m.at("optimizer") : "";
+  info.epoch = static_cast<int>(parse_u64(m, "epoch", path));
+  info.seed = parse_u64(m, "seed", path);
+  info.generator_seed = parse_u64(m, "generator_seed", path);
+  info.generator_offset = parse_u64(m, "generator_offset", path);
+  return info;
+}
+
+}  // namespace
+
+void save_checkpoint(const std::string& path, const nn::Module& model, const optim::Optimizer* opt,
+                     const CheckpointInfo& info) {
+  io::NamedTensors tensors;
+  for (auto& [name, t] : model.state_dict()) tensors.emplace_back("model." + name, t);
+  if (opt)
+    for (auto& [name, t] : opt->state_dict()) tensors.emplace_back("optimizer." + name, t);
+  io::Metadata meta{{"format", "ember-checkpoint-1"},
+                    {"model", info.model},
+                    {"optimizer", info.optimizer},
+                    {"epoch", std::to_string(info.epoch)},
+                    {"seed", std::to_string(info.seed)},
+                    {"generator_seed", std::to_string(info.generator_seed)},
+                    {"generator_offset", std::to_string(info.generator_offset)}};
+  io::save_safetensors(path, tensors, meta);
+}
+
+CheckpointInfo read_checkpoint_info(const std::string& path) {
+  return info_of(io::load_safetensors(path).metadata, path);
+}
+
+CheckpointInfo load_checkpoint(const std::string& path, nn::Module& model, optim::Optimizer* opt,
+                               const std::string& expected_model) {
+  io::SafetensorsFile file = io::load_safetensors(path);
+  CheckpointInfo info = info_of(file.metadata, path);
+  EMBER_CHECK_KIND(Value, info.model == expected_model, "[checkpoint] '", path,
+                   "' holds a model of kind '", info.model, "', not '", expected_model,
+                   "'; use --model ", info.model, " or another --out directory");
+  nn::StateDict model_state, opt_state;
+  for (auto& [name, t] : file.tensors) {
+    if (name.rfind("model.", 0) == 0) model_state.emplace_back(name.substr(6), t);
+    else if (name.rfind("optimizer.", 0) == 0) opt_state.emplace_back(name.substr(10), t);
+  }
+  model.load_state_dict(model_state);
+  if (opt) opt->load_state_dict(opt_state);
+  return info;
+}
+
+}  // namespace ember::cli

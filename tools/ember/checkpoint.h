@@ -1,0 +1,29 @@
+// tools/ember/checkpoint.h: a training checkpoint in safetensors -- model parameters and buffers
+// ("model.<name>"), optimizer state ("optimizer.<key>"), and as metadata the model and optimizer
+// names, the finished epoch, the seed and the random generator's position.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "ember/nn.h"
+#include "ember/optim.h"
+
+namespace ember::cli {
+
+struct CheckpointInfo {
+  std::string model, optimizer;
+  int epoch = 0;
+  uint64_t seed = 0, generator_seed = 0, generator_offset = 0;
+};
+
+void save_checkpoint(const std::string& path, const nn::Module& model, const optim::Optimizer* opt,
+                     const CheckpointInfo& info);
+// Reads the metadata only (to build the right model first).
+CheckpointInfo read_checkpoint_info(const std::string& path);
+// Loads weights (and optimizer state when opt is given) into an already built model; throws a
+// clear error when the checkpoint is of another model.
+CheckpointInfo load_checkpoint(const std::string& path, nn::Module& model, optim::Optimizer* opt,
+                               const std::string& expected_model);
+
+}  // namespace ember::cli

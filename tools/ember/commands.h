@@ -1,0 +1,33 @@
+// tools/ember/commands.h: the subcommands of the `ember` program and their options.
+#pragma once
+
+#include <string>
+
+namespace ember::cli {
+
+struct TrainOptions {
+  std::string model = "mlp";  // mlp | cnn
+  std::string device = "auto";
+  int epochs = 5;
+  int64_t batch_size = 64;
+  double lr = 1e-3;
+  std::string optimizer = "adam";  // adam | adamw | sgd
+  uint64_t seed = 0;
+  std::string data;  // default: the Debian package's directory
+  std::string out = "ember-run";
+  bool resume = false;
+  int workers = 2;
+};
+
+struct EvalOptions {
+  std::string checkpoint;
+  std::string device = "auto";
+  std::string data;
+  int64_t batch_size = 1000;
+};
+
+int run_info();
+int run_train(const TrainOptions& options);
+int run_eval(const EvalOptions& options);
+
+}  // namespace ember::cli

@@ -1,0 +1,54 @@
+// tools/ember/main.cpp: the `ember` program -- `ember info`, `ember train`, `ember eval`. Errors
+// become one line on stderr and a non-zero exit, never a stack dump.
+#include <CLI/CLI.hpp>
+
+#include <exception>
+#include <iostream>
+
+#include "commands.h"
+#include "ember/error.h"
+
+int main(int argc, char** argv) {
+  using namespace ember::cli;
+  CLI::App app{"ember: train and evaluate models on Fashion-MNIST, on the best device here"};
+  app.require_subcommand(0, 1);
+
+  app.add_subcommand("info", "Report the devices (the tutorial's availability checks) and build");
+
+  TrainOptions train;
+  CLI::App* t = app.add_subcommand("train", "Train a model on Fashion-MNIST");
+  t->add_option("--model", train.model, "mlp or cnn")->check(CLI::IsMember({"mlp", "cnn"}))->capture_default_str();
+  t->add_option("--device", train.device, "auto, cpu, cuda or cuda:N")->capture_default_str();
+  t->add_option("--epochs", train.epochs, "Epochs to train")->check(CLI::PositiveNumber)->capture_default_str();
+  t->add_option("--batch-size", train.batch_size, "Samples per batch")->check(CLI::PositiveNumber)->capture_default_str();
+  t->add_option("--lr", train.lr, "Learning rate")->check(CLI::PositiveNumber)->capture_default_str();
+  t->add_option("--optimizer", train.optimizer, "adam, adamw or sgd")
+      ->check(CLI::IsMember({"adam", "adamw", "sgd"}))->capture_default_str();
+  t->add_option("--seed", train.seed, "Random seed (initialisation, shuffling, dropout)")->capture_default_str();
+  t->add_option("--data", train.data, "Directory with the IDX files (default: /usr/share/datasets/fashion-mnist)");
+  t->add_option("--out", train.out, "Directory for metrics.csv, curves.svg and checkpoint.safetensors")->capture_default_str();
+  t->add_flag("--resume", train.resume, "Continue from the checkpoint in --out");
+  t->add_option("--workers", train.workers, "Background threads preparing batches")->check(CLI::NonNegativeNumber)->capture_default_str();
+
+  EvalOptions eval;
+  CLI::App* e = app.add_subcommand("eval", "Test accuracy and confusion matrix of a checkpoint");
+  e->add_option("--checkpoint", eval.checkpoint, "A checkpoint written by `ember train`")->required();
+  e->add_option("--device", eval.device, "auto, cpu, cuda or cuda:N")->capture_default_str();
+  e->add_option("--data", eval.data, "Directory with the IDX files");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& err) {
+    return app.exit(err);
+  }
+  try {
+    if (app.got_subcommand("info")) return run_info();
+    if (app.got_subcommand("eval")) return run_eval(eval);
+    return run_train(train);  // `ember` alone trains with the defaults
+  } catch (const ember::Error& err) {
+    std::cerr << "ember: error: " << err.what() << "\n";
+  } catch (const std::exception& err) {
+    std::cerr << "ember: error: " << err.what() << "\n";
+  }
+  return 1;
+}
