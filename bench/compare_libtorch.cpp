@@ -191,7 +191,8 @@ int main(int argc, char** argv) {
           topt.step();
         },
         2000, reps);
-    check_close("training step weights", model->weight.detach(), tmodel->weight.detach(), 1e-4, 1e-5);
+    check_close("training step weights", model->weight.detach(), tmodel->weight.detach(), 1e-4,
+                1e-5);
     rows.push_back({"training step: Linear(10,1), b32, Adam", m.ember, m.torch});
   }
   {  // (g) an MLP training step, 784-256-10, batch 64, Adam, cross-entropy

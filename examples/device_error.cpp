@@ -8,7 +8,7 @@
 int main() {
   ember::Device device = ember::best_device();
   auto model = ember::nn::Linear(10, 1).to(device);  // model -> .to(device)
-  ember::Tensor X = ember::rand({32, 10});            // data forgotten on the CPU
+  ember::Tensor X = ember::rand({32, 10});           // data forgotten on the CPU
 
   if (device.is_cuda()) {
     try {
@@ -28,6 +28,6 @@ int main() {
 
   // Fix: model -> .to(device), data -> .to(device): both on the same device.
   ember::Tensor pred = model(X.to(device));
-  std::cout << "both on " << pred.device() << ": prediction shape " << ember::shape_str(pred.sizes())
-            << "\n";
+  std::cout << "both on " << pred.device() << ": prediction shape "
+            << ember::shape_str(pred.sizes()) << "\n";
 }

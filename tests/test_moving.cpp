@@ -55,7 +55,8 @@ TEST_P(MovingTest, NonContiguousSourcesMoveCorrectly) {
   Tensor t = host.t().to(device());  // (4, 3), read through strides
   EXPECT_TRUE(tensor_equal(t.cpu(), host.t().contiguous()));
   Tensor sliced = host.slice(1, 0, std::nullopt, 2).to(device(), kFloat64);
-  EXPECT_TRUE(tensor_equal(sliced.cpu(), tensor({{0.0, 2.0}, {4.0, 6.0}, {8.0, 10.0}}, {.dtype = kFloat64})));
+  EXPECT_TRUE(tensor_equal(sliced.cpu(),
+                           tensor({{0.0, 2.0}, {4.0, 6.0}, {8.0, 10.0}}, {.dtype = kFloat64})));
 }
 
 TEST_P(MovingTest, CloneOwnsItsStorage) {
@@ -77,8 +78,8 @@ TEST_P(MovingTest, CopyBroadcastsConvertsAndCrossesDevices) {
   Tensor col = zeros({3, 2}, on()).t();  // non-contiguous destination
   col.copy_(arange(6).reshape({2, 3}));
   EXPECT_TRUE(tensor_equal(col.contiguous(), tensor({{0.0, 1.0, 2.0}, {3.0, 4.0, 5.0}}, on())));
-  EXPECT_TRUE(throws_error([&] { dst.copy_(ones({4})); }, ErrorKind::Shape,
-                           {"copy_", "[4]", "[2, 3]"}));
+  EXPECT_TRUE(
+      throws_error([&] { dst.copy_(ones({4})); }, ErrorKind::Shape, {"copy_", "[4]", "[2, 3]"}));
 }
 
 TEST_P(MovingTest, NonBlockingMovesGiveTheSameValues) {
@@ -94,8 +95,11 @@ TEST_P(MovingTest, ItemCopiesOneValueBack) {
   EXPECT_TRUE(tensor(true, on()).item<bool>());
   EXPECT_EQ(sum(ones({4}, on())).item<double>(), 4.0);
   EXPECT_TRUE(tensor(1.5, on()).item().is_floating_point());
-  EXPECT_TRUE(throws_error([&] { ones({2, 3}, on()).item<float>(); }, ErrorKind::Value,
-                           {"a Tensor with 6 elements cannot be converted to Scalar"}));
+  EXPECT_TRUE(throws_error(
+      [&] {
+        ones({2, 3}, on()).item<float>();
+      },
+      ErrorKind::Value, {"a Tensor with 6 elements cannot be converted to Scalar"}));
 }
 
 TEST_P(MovingTest, HostAccessNeedsTheCpu) {
@@ -118,18 +122,20 @@ TEST_P(MovingTest, HostAccessNeedsTheCpu) {
 TEST_P(MovingTest, MixingDevicesNamesBothDevicesAndTheOp) {
   if (device().is_cpu()) GTEST_SKIP() << "needs a second device";
   Tensor g = ones({3}, on()), c = ones({3});
-  const std::string both = "Expected all tensors to be on the same device, but found at least two "
-                           "devices, " + g.device().str() + " and cpu!";
+  const std::string both =
+      "Expected all tensors to be on the same device, but found at least two "
+      "devices, " +
+      g.device().str() + " and cpu!";
   EXPECT_TRUE(throws_error([&] { g + c; }, ErrorKind::Device, {both, "add"}));
-  EXPECT_TRUE(throws_error([&] { c * g; }, ErrorKind::Device, {both, "mul"}));
+  EXPECT_TRUE(throws_error([&] { c* g; }, ErrorKind::Device, {both, "mul"}));
   EXPECT_TRUE(throws_error([&] { g += c; }, ErrorKind::Device, {both, "add_"}));
   EXPECT_TRUE(throws_error([&] { matmul(g, c); }, ErrorKind::Device, {both, "matmul"}));
   EXPECT_TRUE(throws_error([&] { cat({g, c}); }, ErrorKind::Device, {both, "cat"}));
   EXPECT_TRUE(throws_error([&] { where(g > 0, g, c); }, ErrorKind::Device, {both, "where"}));
   EXPECT_TRUE(throws_error([&] { index_select(g, 0, tensor({0})); }, ErrorKind::Device,
                            {both, "index_select"}));
-  EXPECT_TRUE(throws_error([&] { g.masked_fill_(c > 0, 0); }, ErrorKind::Device,
-                           {both, "masked_fill_"}));
+  EXPECT_TRUE(
+      throws_error([&] { g.masked_fill_(c > 0, 0); }, ErrorKind::Device, {both, "masked_fill_"}));
   // As in PyTorch, a 0-dim CPU tensor may join a GPU tensor.
   EXPECT_TRUE(tensor_equal((g + tensor(2.0)).cpu(), full({3}, 3.0)));
 }

@@ -32,8 +32,9 @@ TEST_P(PrintingTest, ZeroDimAndEmpty) {
   EXPECT_EQ(tensor(0.5, on()).str(), expect("0.5000"));
   EXPECT_EQ(zeros({0}, on()).str(), expect("[]"));
   // PyTorch puts the device before the size.
-  EXPECT_EQ(zeros({0, 3}, on()).str(),
-            device().is_cuda() ? "tensor([], device='cuda:0', size=(0, 3))" : "tensor([], size=(0, 3))");
+  EXPECT_EQ(zeros({0, 3}, on()).str(), device().is_cuda()
+                                           ? "tensor([], device='cuda:0', size=(0, 3))"
+                                           : "tensor([], size=(0, 3))");
   EXPECT_EQ(zeros({0}, on(kInt64)).str(), expect("[]", "int64"));
 }
 

@@ -26,7 +26,9 @@ class SafetensorsTest : public testing::DeviceTest {
     std::filesystem::create_directories(dir_);
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
-  std::string path(const std::string& name) const { return (std::filesystem::path(dir_) / name).string(); }
+  std::string path(const std::string& name) const {
+    return (std::filesystem::path(dir_) / name).string();
+  }
 
   // Writes a file with the given JSON header and `data_bytes` zero bytes of data.
   std::string raw(const std::string& name, const std::string& json, size_t data_bytes) const {
@@ -56,7 +58,8 @@ TEST_P(SafetensorsTest, RoundTripsEveryDtypeAndMetadata) {
   io::SafetensorsFile f = io::load_safetensors(path("a.safetensors"), device());
   ASSERT_EQ(f.tensors.size(), tensors.size());
   for (const auto& [name, t] : tensors) {
-    auto it = std::find_if(f.tensors.begin(), f.tensors.end(), [&](auto& p) { return p.first == name; });
+    auto it =
+        std::find_if(f.tensors.begin(), f.tensors.end(), [&](auto& p) { return p.first == name; });
     ASSERT_NE(it, f.tensors.end()) << name;
     EXPECT_TRUE(tensor_equal(it->second, t)) << name;
     EXPECT_EQ(it->second.device(), t.device()) << name;
@@ -68,7 +71,8 @@ TEST_P(SafetensorsTest, RoundTripsEveryDtypeAndMetadata) {
 TEST_P(SafetensorsTest, NonContiguousTensorsAreWrittenInLogicalOrder) {
   Tensor t = arange(6, on(kFloat32)).reshape({2, 3}).t();
   io::save_safetensors(path("t.safetensors"), {{"t", t}});
-  EXPECT_TRUE(tensor_equal(io::load_safetensors(path("t.safetensors")).tensors[0].second, t.cpu().contiguous()));
+  EXPECT_TRUE(tensor_equal(io::load_safetensors(path("t.safetensors")).tensors[0].second,
+                           t.cpu().contiguous()));
 }
 
 TEST_P(SafetensorsTest, WritesAtomicallyWithoutLeftovers) {
@@ -80,18 +84,26 @@ TEST_P(SafetensorsTest, WritesAtomicallyWithoutLeftovers) {
     ++files;
   }
   EXPECT_EQ(files, 1);
-  EXPECT_TRUE(tensor_equal(io::load_safetensors(path("x.safetensors")).tensors[0].second, zeros({3})));
-  EXPECT_TRUE(throws_error([&] { io::save_safetensors(path("no/such/dir/x.safetensors"), {{"a", ones({1})}}); },
-                           ErrorKind::IO, {"cannot create"}));
-  EXPECT_TRUE(throws_error([&] { io::save_safetensors(path("d.safetensors"), {{"a", ones({1})}, {"a", ones({1})}}); },
-                           ErrorKind::Value, {"duplicate tensor name 'a'"}));
+  EXPECT_TRUE(
+      tensor_equal(io::load_safetensors(path("x.safetensors")).tensors[0].second, zeros({3})));
+  EXPECT_TRUE(throws_error(
+      [&] {
+        io::save_safetensors(path("no/such/dir/x.safetensors"), {{"a", ones({1})}});
+      },
+      ErrorKind::IO, {"cannot create"}));
+  EXPECT_TRUE(throws_error(
+      [&] {
+        io::save_safetensors(path("d.safetensors"), {{"a", ones({1})}, {"a", ones({1})}});
+      },
+      ErrorKind::Value, {"duplicate tensor name 'a'"}));
 }
 
 TEST_P(SafetensorsTest, MalformedFilesAreRefusedWithTheReason) {
   auto refuses = [&](const std::string& file, const std::string& why) {
     return throws_error([&] { io::load_safetensors(file); }, ErrorKind::IO, {file, why});
   };
-  EXPECT_TRUE(throws_error([&] { io::load_safetensors(path("missing")); }, ErrorKind::IO, {"cannot open"}));
+  EXPECT_TRUE(
+      throws_error([&] { io::load_safetensors(path("missing")); }, ErrorKind::IO, {"cannot open"}));
   {
     std::ofstream(path("short"), std::ios::binary) << "abc";
     EXPECT_TRUE(refuses(path("short"), "shorter than the 8-byte header"));
@@ -121,18 +133,25 @@ TEST_P(SafetensorsTest, MalformedFilesAreRefusedWithTheReason) {
                       "need 8"));
   EXPECT_TRUE(refuses(raw("end", R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})", 4),
                       "past the end"));
-  EXPECT_TRUE(refuses(raw("overlap", R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"b":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})", 8),
-                      "overlaps"));
+  EXPECT_TRUE(refuses(
+      raw("overlap",
+          R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"b":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})",
+          8),
+      "overlaps"));
   EXPECT_TRUE(refuses(raw("gap", R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})", 8),
                       "gap before tensor 'a'"));
   EXPECT_TRUE(refuses(raw("unused", R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}})", 8),
                       "no tensor uses"));
-  EXPECT_TRUE(refuses(raw("dup", R"({"a":{"dtype":"U8","shape":[1],"data_offsets":[0,1]},"a":{"dtype":"U8","shape":[1],"data_offsets":[1,2]}})", 2),
-                      "duplicate tensor name 'a'"));
+  EXPECT_TRUE(refuses(
+      raw("dup",
+          R"({"a":{"dtype":"U8","shape":[1],"data_offsets":[0,1]},"a":{"dtype":"U8","shape":[1],"data_offsets":[1,2]}})",
+          2),
+      "duplicate tensor name 'a'"));
   EXPECT_TRUE(refuses(raw("meta", R"({"__metadata__":{"k":3}})", 0), "not a string"));
   EXPECT_TRUE(refuses(raw("neg", R"({"a":{"dtype":"U8","shape":[-1],"data_offsets":[0,0]}})", 0),
                       "negative or non-integer"));
-  EXPECT_TRUE(refuses(raw("fields", R"({"a":{"dtype":"U8"}})", 0), "lacks dtype, shape or data_offsets"));
+  EXPECT_TRUE(
+      refuses(raw("fields", R"({"a":{"dtype":"U8"}})", 0), "lacks dtype, shape or data_offsets"));
 }
 
 EMBER_INSTANTIATE_DEVICE_TESTS(SafetensorsTest);

@@ -40,15 +40,15 @@ inline ::testing::AssertionResult tensor_equal(const Tensor& actual, const Tenso
     return ::testing::AssertionFailure() << "shape " << shape_str(actual.sizes()) << " != expected "
                                          << shape_str(expected.sizes());
   if (actual.dtype() != expected.dtype())
-    return ::testing::AssertionFailure() << "dtype " << actual.dtype() << " != expected "
-                                         << expected.dtype();
+    return ::testing::AssertionFailure()
+           << "dtype " << actual.dtype() << " != expected " << expected.dtype();
   auto a = values_of(actual), e = values_of(expected);
   for (size_t i = 0; i < a.size(); ++i) {
     bool both_nan = a[i] != a[i] && e[i] != e[i];
     if (a[i] != e[i] && !both_nan)
-      return ::testing::AssertionFailure() << "element " << i << ": " << a[i] << " != expected "
-                                           << e[i] << "\nactual:   " << actual.cpu()
-                                           << "\nexpected: " << expected.cpu();
+      return ::testing::AssertionFailure()
+             << "element " << i << ": " << a[i] << " != expected " << e[i]
+             << "\nactual:   " << actual.cpu() << "\nexpected: " << expected.cpu();
   }
   return ::testing::AssertionSuccess();
 }
@@ -63,9 +63,9 @@ inline ::testing::AssertionResult tensor_close(const Tensor& actual, const Tenso
   for (size_t i = 0; i < a.size(); ++i) {
     bool both_nan = a[i] != a[i] && e[i] != e[i];
     if (!both_nan && !(std::abs(a[i] - e[i]) <= atol + rtol * std::abs(e[i])))
-      return ::testing::AssertionFailure() << "element " << i << ": " << a[i] << " vs expected "
-                                           << e[i] << "\nactual:   " << actual.cpu()
-                                           << "\nexpected: " << expected.cpu();
+      return ::testing::AssertionFailure()
+             << "element " << i << ": " << a[i] << " vs expected " << e[i]
+             << "\nactual:   " << actual.cpu() << "\nexpected: " << expected.cpu();
   }
   return ::testing::AssertionSuccess();
 }
@@ -77,8 +77,9 @@ template <class F>
     f();
   } catch (const Error& e) {
     if (e.kind() != kind)
-      return ::testing::AssertionFailure() << "kind " << error_kind_name(e.kind()) << " != expected "
-                                           << error_kind_name(kind) << ": " << e.what();
+      return ::testing::AssertionFailure()
+             << "kind " << error_kind_name(e.kind()) << " != expected " << error_kind_name(kind)
+             << ": " << e.what();
     for (const auto& p : parts)
       if (std::string(e.what()).find(p) == std::string::npos)
         return ::testing::AssertionFailure() << "message lacks \"" << p << "\": " << e.what();
@@ -91,9 +92,9 @@ template <class F>
 
 }  // namespace ember::testing
 
-#define EMBER_INSTANTIATE_DEVICE_TESTS(Suite)                                               \
-  INSTANTIATE_TEST_SUITE_P(Devices, Suite,                                                  \
+#define EMBER_INSTANTIATE_DEVICE_TESTS(Suite)                                                  \
+  INSTANTIATE_TEST_SUITE_P(Devices, Suite,                                                     \
                            ::testing::Values(::ember::Device("cpu"), ::ember::Device("cuda")), \
-                           [](const ::testing::TestParamInfo<::ember::Device>& info) {      \
+                           [](const ::testing::TestParamInfo<::ember::Device>& info) {         \
                              return std::string(::ember::device_type_name(info.param.type())); \
                            })

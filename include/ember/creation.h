@@ -1,4 +1,5 @@
-// ember/creation.h: making tensors -- from values, filled, ranges, and random with a seeded generator.
+// ember/creation.h: making tensors -- from values, filled, ranges, and random with a seeded
+// generator.
 #pragma once
 
 #include <cstdint>
@@ -24,8 +25,7 @@ struct TensorOptions {
 class NestedValues {
  public:
   template <class T>
-    requires std::is_arithmetic_v<T>
-  NestedValues(T v) : value_(Scalar(v)) {}  // NOLINT
+  requires std::is_arithmetic_v<T> NestedValues(T v) : value_(Scalar(v)) {}  // NOLINT
   NestedValues(std::initializer_list<NestedValues> list)
       : value_(std::vector<NestedValues>(list)) {}
   bool is_scalar() const { return std::holds_alternative<Scalar>(value_); }

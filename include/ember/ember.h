@@ -3,8 +3,8 @@
 
 #include "ember/autograd.h"
 #include "ember/creation.h"
-#include "ember/data.h"
 #include "ember/cuda.h"
+#include "ember/data.h"
 #include "ember/device.h"
 #include "ember/dtype.h"
 #include "ember/error.h"

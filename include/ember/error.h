@@ -34,11 +34,11 @@ std::string str_cat(const Args&... args) {
 }  // namespace ember
 
 // EMBER_CHECK(cond, "[op] what is wrong: ", details...) throws an Error of kind Value.
-#define EMBER_CHECK_KIND(kind, cond, ...)                                                     \
-  do {                                                                                        \
-    if (!(cond)) [[unlikely]]                                                                 \
-      ::ember::detail::throw_error(::ember::ErrorKind::kind,                                  \
-                                   ::ember::detail::str_cat(__VA_ARGS__));                    \
+#define EMBER_CHECK_KIND(kind, cond, ...)                                  \
+  do {                                                                     \
+    if (!(cond)) [[unlikely]]                                              \
+      ::ember::detail::throw_error(::ember::ErrorKind::kind,               \
+                                   ::ember::detail::str_cat(__VA_ARGS__)); \
   } while (0)
 #define EMBER_CHECK(cond, ...) EMBER_CHECK_KIND(Value, cond, __VA_ARGS__)
 #define EMBER_THROW(kind, ...) \

@@ -14,8 +14,7 @@ class Scalar {
   enum class Kind : uint8_t { Bool, Int, Float };
 
   template <class T>
-    requires std::is_arithmetic_v<T>
-  Scalar(T v) {  // NOLINT: implicit, numbers convert as in Python
+  requires std::is_arithmetic_v<T> Scalar(T v) {  // NOLINT: implicit, numbers convert as in Python
     if constexpr (std::is_same_v<T, bool>) {
       kind_ = Kind::Bool;
       i_ = v;
@@ -40,9 +39,12 @@ class Scalar {
   int64_t to_int() const { return kind_ == Kind::Float ? static_cast<int64_t>(d_) : i_; }
   template <class T>
   T to() const {
-    if constexpr (std::is_same_v<T, bool>) return kind_ == Kind::Float ? d_ != 0 : i_ != 0;
-    else if constexpr (std::is_floating_point_v<T>) return static_cast<T>(to_double());
-    else return kind_ == Kind::Float ? static_cast<T>(static_cast<int64_t>(d_)) : static_cast<T>(i_);
+    if constexpr (std::is_same_v<T, bool>)
+      return kind_ == Kind::Float ? d_ != 0 : i_ != 0;
+    else if constexpr (std::is_floating_point_v<T>)
+      return static_cast<T>(to_double());
+    else
+      return kind_ == Kind::Float ? static_cast<T>(static_cast<int64_t>(d_)) : static_cast<T>(i_);
   }
 
  private:

@@ -20,7 +20,6 @@
 
 namespace ember {
 
-
 namespace autograd {
 class Node;
 struct AutogradMeta;
@@ -29,12 +28,12 @@ struct AutogradMeta;
 struct TensorImpl {
   std::shared_ptr<Storage> storage;
   Shape sizes;
-  Shape strides;  // in elements
+  Shape strides;       // in elements
   int64_t offset = 0;  // in elements
   DType dtype = kFloat32;
   bool wrapped_number = false;  // a Scalar turned into a 0-dim tensor, for type promotion
   std::shared_ptr<autograd::AutogradMeta> autograd;  // null until autograd is involved
-  std::shared_ptr<TensorImpl> view_base;  // views: the tensor whose storage they view
+  std::shared_ptr<TensorImpl> view_base;             // views: the tensor whose storage they view
 
   int64_t numel() const {
     int64_t n = 1;
@@ -59,8 +58,7 @@ struct Slice {
       : start(start_), stop(stop_), step(step_) {}
   Slice(NoneIndex, std::optional<int64_t> stop_ = std::nullopt, int64_t step_ = 1)
       : stop(stop_), step(step_) {}
-  Slice(std::optional<int64_t> start_, NoneIndex, int64_t step_ = 1)
-      : start(start_), step(step_) {}
+  Slice(std::optional<int64_t> start_, NoneIndex, int64_t step_ = 1) : start(start_), step(step_) {}
   Slice(NoneIndex, NoneIndex, int64_t step_ = 1) : step(step_) {}
 };
 inline constexpr NoneIndex None{};
@@ -235,7 +233,8 @@ class Tensor {
 
   // --- reductions
   Tensor sum(std::optional<DType> dtype = std::nullopt) const;
-  Tensor sum(const Shape& dims, bool keepdim = false, std::optional<DType> dtype = std::nullopt) const;
+  Tensor sum(const Shape& dims, bool keepdim = false,
+             std::optional<DType> dtype = std::nullopt) const;
   Tensor mean() const;
   Tensor mean(const Shape& dims, bool keepdim = false) const;
   Tensor prod() const;

@@ -15,8 +15,12 @@ thread_local bool grad_enabled = true;
 std::atomic<uint64_t> next_sequence_nr{0};
 }  // namespace
 
-bool is_grad_enabled() { return grad_enabled; }
-void set_grad_enabled(bool enabled) { grad_enabled = enabled; }
+bool is_grad_enabled() {
+  return grad_enabled;
+}
+void set_grad_enabled(bool enabled) {
+  grad_enabled = enabled;
+}
 
 Node::Node(std::vector<Edge> next_edges)
     : next_edges_(std::move(next_edges)), sequence_nr_(next_sequence_nr++) {}
@@ -54,8 +58,7 @@ struct LaterFirst {
 }  // namespace
 
 void run_backward(const std::vector<Edge>& roots, const std::vector<Tensor>& root_grads,
-                  bool retain_graph, bool accumulate,
-                  std::unordered_map<Node*, Tensor>* captured) {
+                  bool retain_graph, bool accumulate, std::unordered_map<Node*, Tensor>* captured) {
   static std::atomic<uint64_t> passes{0};
   const uint64_t pass = ++passes;
   NoGradGuard no_grad;
@@ -102,7 +105,8 @@ void run_backward(const std::vector<Edge>& roots, const std::vector<Tensor>& roo
     Tensor grad = std::move(node->pass_state().grad);
     node->pass_state().grad = Tensor();
     for (const auto& weak : node->retained_grads()) {
-      if (auto impl = weak.lock(); impl && grad.defined()) meta_of(Tensor(impl)).grad = grad.clone();
+      if (auto impl = weak.lock(); impl && grad.defined())
+        meta_of(Tensor(impl)).grad = grad.clone();
     }
     if (captured) {
       if (auto it = captured->find(node.get()); it != captured->end()) it->second = grad;
@@ -127,8 +131,8 @@ namespace {
 // The (edge, gradient) pairs to start from, with PyTorch's checks.
 void collect_roots(const std::vector<Tensor>& outputs, const std::vector<Tensor>& grad_outputs,
                    std::vector<Edge>& roots, std::vector<Tensor>& grads) {
-  EMBER_CHECK(grad_outputs.empty() || grad_outputs.size() == outputs.size(),
-              "[backward] got ", grad_outputs.size(), " gradients for ", outputs.size(), " outputs");
+  EMBER_CHECK(grad_outputs.empty() || grad_outputs.size() == outputs.size(), "[backward] got ",
+              grad_outputs.size(), " gradients for ", outputs.size(), " outputs");
   for (size_t i = 0; i < outputs.size(); ++i) {
     const Tensor& out = outputs[i];
     Edge e = gradient_edge(out);
@@ -138,14 +142,17 @@ void collect_roots(const std::vector<Tensor>& outputs, const std::vector<Tensor>
                 "t.requires_grad_()) before computing it");
     Tensor g = grad_outputs.empty() ? Tensor() : grad_outputs[i];
     if (!g.defined()) {
-      EMBER_CHECK(out.numel() == 1, "[backward] grad can be implicitly created only for scalar "
-                  "outputs; this output has shape ", shape_str(out.sizes()),
+      EMBER_CHECK(out.numel() == 1,
+                  "[backward] grad can be implicitly created only for scalar "
+                  "outputs; this output has shape ",
+                  shape_str(out.sizes()),
                   ". Pass a gradient of the same shape, or reduce it (e.g. .sum()) first.");
       g = ones_like(out);
     } else {
-      EMBER_CHECK_KIND(Shape, g.sizes() == out.sizes(), "[backward] Mismatch in shape: grad_output[",
-                       i, "] has a shape of ", shape_str(g.sizes()), " and output[", i,
-                       "] has a shape of ", shape_str(out.sizes()));
+      EMBER_CHECK_KIND(Shape, g.sizes() == out.sizes(),
+                       "[backward] Mismatch in shape: grad_output[", i, "] has a shape of ",
+                       shape_str(g.sizes()), " and output[", i, "] has a shape of ",
+                       shape_str(out.sizes()));
     }
     roots.push_back(e);
     grads.push_back(g);
@@ -180,8 +187,11 @@ std::vector<Tensor> grad(const std::vector<Tensor>& outputs, const std::vector<T
   std::vector<Tensor> result;
   for (size_t i = 0; i < inputs.size(); ++i) {
     Tensor g = captured[input_edges[i].fn.get()];
-    EMBER_CHECK(g.defined() || allow_unused, "[autograd::grad] One of the differentiated Tensors "
-                "(input ", i, ") appears to not have been used in the graph. Set allow_unused=true "
+    EMBER_CHECK(g.defined() || allow_unused,
+                "[autograd::grad] One of the differentiated Tensors "
+                "(input ",
+                i,
+                ") appears to not have been used in the graph. Set allow_unused=true "
                 "if this is the desired behavior.");
     result.push_back(g);
   }

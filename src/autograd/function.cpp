@@ -15,16 +15,19 @@ SavedTensor::SavedTensor(const Tensor& t, bool is_output)
 Tensor SavedTensor::unpack() const {
   if (!data_.defined()) return data_;
   uint64_t now = data_.storage()->version();
-  EMBER_CHECK(now == version_, "[autograd] one of the variables needed for gradient computation "
-              "has been modified by an inplace operation: [", data_.dtype(), " ",
-              shape_str(data_.sizes()), "] is at version ", now, "; expected version ", version_,
+  EMBER_CHECK(now == version_,
+              "[autograd] one of the variables needed for gradient computation "
+              "has been modified by an inplace operation: [",
+              data_.dtype(), " ", shape_str(data_.sizes()), "] is at version ", now,
+              "; expected version ", version_,
               " instead. Hint: clone() the tensor before changing it in place, or change it "
               "after backward.");
   return data_;
 }
 
 void throw_freed(const char* name) {
-  EMBER_THROW(Value, "[", name, "] Trying to backward through the graph a second time (or "
+  EMBER_THROW(Value, "[", name,
+              "] Trying to backward through the graph a second time (or "
               "directly access saved tensors after they have already been freed). Saved "
               "intermediate values of the graph are freed when you call backward() or "
               "autograd::grad(). Specify retain_graph=true if you need to backward through the "
@@ -70,23 +73,29 @@ void set_history(const Tensor& out, std::shared_ptr<Node> node) {
   m.grad_fn = std::move(node);
 }
 
-
 // The base's history after an in-place op on one of its views: the gradient for the base is the
 // incoming one with the view's region replaced by what the op's backward says.
 class CopySlices : public Node {
  public:
   CopySlices(std::vector<Edge> edges, Shape base_sizes, Shape sizes, Shape strides, int64_t offset,
              BackwardFn fn)
-      : Node(std::move(edges)), base_sizes_(std::move(base_sizes)), sizes_(std::move(sizes)),
-        strides_(std::move(strides)), offset_(offset), fn_(std::move(fn)) {}
+      : Node(std::move(edges)),
+        base_sizes_(std::move(base_sizes)),
+        sizes_(std::move(sizes)),
+        strides_(std::move(strides)),
+        offset_(offset),
+        fn_(std::move(fn)) {}
   std::vector<Tensor> apply(const Tensor& grad) override {
-    EMBER_CHECK(fn_ != nullptr, "[CopySlices] Trying to backward through the graph a second time; "
+    EMBER_CHECK(fn_ != nullptr,
+                "[CopySlices] Trying to backward through the graph a second time; "
                 "specify retain_graph=true");
     Tensor result = grad.contiguous().clone();
     Tensor region = make_view(result, sizes_, strides_, offset_);
     std::vector<Tensor> grads = fn_(region.clone());
-    if (grads[0].defined()) region.copy_(grads[0]);
-    else region.fill_(0);
+    if (grads[0].defined())
+      region.copy_(grads[0]);
+    else
+      region.fill_(0);
     grads[0] = result;
     return grads;
   }
@@ -113,23 +122,27 @@ void attach(const Tensor& out, std::shared_ptr<Node> node) {
 void check_inplace(const char* name, const Tensor& self) {
   if (!is_grad_enabled()) return;
   AutogradMeta* m = meta_if(self);
-  EMBER_CHECK(!(m && m->requires_grad && !m->grad_fn), "[", name, "] a leaf Variable that requires "
+  EMBER_CHECK(!(m && m->requires_grad && !m->grad_fn), "[", name,
+              "] a leaf Variable that requires "
               "grad is being used in an in-place operation. Change it under ember::NoGradGuard, "
               "or clone() it first.");
   if (const auto& base_impl = self.impl().view_base) {
     AutogradMeta* bm = base_impl->autograd.get();
-    EMBER_CHECK(!(bm && bm->requires_grad && !bm->grad_fn), "[", name, "] a view of a leaf "
+    EMBER_CHECK(!(bm && bm->requires_grad && !bm->grad_fn), "[", name,
+                "] a view of a leaf "
                 "Variable that requires grad is being used in an in-place operation. Change it "
                 "under ember::NoGradGuard, or clone() the leaf first.");
   }
 }
 
-void record_inplace(const char* name, const Tensor& self, std::initializer_list<const Tensor*> others,
-                    BackwardFn fn) {
+void record_inplace(const char* name, const Tensor& self,
+                    std::initializer_list<const Tensor*> others, BackwardFn fn) {
   bool any = needs_grad(others) || needs_grad({&self});
   if (!any) return;
-  EMBER_CHECK(self.is_floating_point(), "[", name, "] only floating point tensors can require "
-              "gradients, got ", self.dtype());
+  EMBER_CHECK(self.is_floating_point(), "[", name,
+              "] only floating point tensors can require "
+              "gradients, got ",
+              self.dtype());
   check_inplace(name, self);
   const std::shared_ptr<TensorImpl>& base_impl = self.impl().view_base;
   if (!base_impl || !Tensor(base_impl).is_contiguous()) {

@@ -65,7 +65,8 @@ void attach(const Tensor& out, std::shared_ptr<Node> node);
 // Makes `out` the output of a node `name` over `inputs`; fn gives one gradient per input
 // (undefined for none). Does nothing unless needs_grad(inputs).
 template <class F>
-void record(const char* name, std::initializer_list<const Tensor*> inputs, const Tensor& out, F&& fn) {
+void record(const char* name, std::initializer_list<const Tensor*> inputs, const Tensor& out,
+            F&& fn) {
   if (!needs_grad(inputs) || !out.is_floating_point()) return;
   attach(out, std::make_shared<LambdaNode<std::decay_t<F>>>(name, collect_edges(nullptr, inputs),
                                                             std::forward<F>(fn)));
@@ -74,8 +75,8 @@ void record(const char* name, std::initializer_list<const Tensor*> inputs, const
 // For an op that changed `self` in place using `others`: self's history becomes the op, whose
 // gradient closure returns {grad for self's old value, grads for others...}. Handles views of
 // tensors in the graph by rewriting the base's history.
-void record_inplace(const char* name, const Tensor& self, std::initializer_list<const Tensor*> others,
-                    BackwardFn fn);
+void record_inplace(const char* name, const Tensor& self,
+                    std::initializer_list<const Tensor*> others, BackwardFn fn);
 
 // Throws PyTorch's errors for in-place changes autograd can't allow (a leaf that requires grad,
 // or a view of one).

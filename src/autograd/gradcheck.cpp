@@ -43,7 +43,8 @@ bool gradcheck(const std::function<Tensor(const std::vector<Tensor>&)>& f,
   for (size_t j = 0; j < inputs.size(); ++j) {
     if (!inputs[j].requires_grad()) continue;
     EMBER_CHECK_KIND(DType, inputs[j].dtype() == kFloat64, "[gradcheck] input ", j, " is ",
-                     inputs[j].dtype(), "; gradcheck needs float64 inputs for accurate differences");
+                     inputs[j].dtype(),
+                     "; gradcheck needs float64 inputs for accurate differences");
     std::vector<double> a = analytic[k].defined()
                                 ? analytic[k].cpu().to(kFloat64).contiguous().to_vector<double>()
                                 : std::vector<double>(inputs[j].numel(), 0.0);
@@ -57,8 +58,8 @@ bool gradcheck(const std::function<Tensor(const std::vector<Tensor>&)>& f,
       e.fill_(x);
       double numeric = (plus - minus) / (2 * o.eps);
       EMBER_CHECK(std::abs(a[i] - numeric) <= o.atol + o.rtol * std::abs(numeric),
-                  "[gradcheck] Jacobian mismatch for input ", j, " element ", i,
-                  ": analytical ", a[i], " vs numerical ", numeric);
+                  "[gradcheck] Jacobian mismatch for input ", j, " element ", i, ": analytical ",
+                  a[i], " vs numerical ", numeric);
     }
     ++k;
   }

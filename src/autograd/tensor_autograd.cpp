@@ -16,10 +16,12 @@ bool Tensor::requires_grad() const {
 Tensor& Tensor::requires_grad_(bool requires_grad) {
   auto* m = meta_if(*this);
   if (!requires_grad && !m) return *this;
-  EMBER_CHECK_KIND(DType, !requires_grad || is_floating_point(), "[requires_grad_] only Tensors of "
-                   "floating point dtype can require gradients; this one is ", dtype(),
-                   ". Convert it first with .to(ember::kFloat32)");
-  EMBER_CHECK(requires_grad || !(m && m->grad_fn), "[requires_grad_] you can only change "
+  EMBER_CHECK_KIND(DType, !requires_grad || is_floating_point(),
+                   "[requires_grad_] only Tensors of "
+                   "floating point dtype can require gradients; this one is ",
+                   dtype(), ". Convert it first with .to(ember::kFloat32)");
+  EMBER_CHECK(requires_grad || !(m && m->grad_fn),
+              "[requires_grad_] you can only change "
               "requires_grad flags of leaf variables. If you want to use a computed variable in a "
               "subgraph that doesn't require differentiation use detach().");
   meta_of(*this).requires_grad = requires_grad;
@@ -32,17 +34,22 @@ const Tensor& Tensor::grad() const {
   return m ? m->grad : undefined;
 }
 
-Tensor& Tensor::mutable_grad() { return meta_of(*this).grad; }
+Tensor& Tensor::mutable_grad() {
+  return meta_of(*this).grad;
+}
 
 std::shared_ptr<autograd::Node> Tensor::grad_fn() const {
   const auto* m = meta_if(*this);
   return m ? m->grad_fn : nullptr;
 }
 
-bool Tensor::is_leaf() const { return grad_fn() == nullptr; }
+bool Tensor::is_leaf() const {
+  return grad_fn() == nullptr;
+}
 
 void Tensor::backward(const Tensor& gradient, bool retain_graph) const {
-  autograd::backward({*this}, gradient.defined() ? std::vector<Tensor>{gradient} : std::vector<Tensor>{},
+  autograd::backward({*this},
+                     gradient.defined() ? std::vector<Tensor>{gradient} : std::vector<Tensor>{},
                      retain_graph);
 }
 
@@ -67,7 +74,8 @@ Tensor& Tensor::detach_() {
 void Tensor::retain_grad() const {
   auto fn = grad_fn();
   if (!fn) {
-    EMBER_CHECK(requires_grad(), "[retain_grad] can't retain_grad on Tensor that has "
+    EMBER_CHECK(requires_grad(),
+                "[retain_grad] can't retain_grad on Tensor that has "
                 "requires_grad=false");
     return;  // leaves keep their grad anyway
   }

@@ -16,7 +16,9 @@ void register_backend(DeviceType type, Backend* backend) {
   registry()[static_cast<size_t>(type)] = backend;
 }
 
-bool has_backend(DeviceType type) { return registry()[static_cast<size_t>(type)] != nullptr; }
+bool has_backend(DeviceType type) {
+  return registry()[static_cast<size_t>(type)] != nullptr;
+}
 
 Backend& backend_for(DeviceType type) {
   Backend* b = registry()[static_cast<size_t>(type)];

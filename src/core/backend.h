@@ -33,7 +33,6 @@ inline View view_of(const Tensor& t) {
   return View{i.data(), i.sizes, i.strides, i.dtype};
 }
 
-
 enum class ReduceOp { Sum, Prod, Max, Min, ArgMax, ArgMin };
 enum class RandomKind { Uniform, Normal, RandInt };
 
@@ -127,7 +126,9 @@ class Backend {
 
 // The backend of a device type; throws an Error when that type has none in this build.
 Backend& backend_for(DeviceType type);
-inline Backend& backend_for(const Tensor& t) { return backend_for(t.device().type()); }
+inline Backend& backend_for(const Tensor& t) {
+  return backend_for(t.device().type());
+}
 // The built-in backends; cuda_backend() is null in a build without CUDA.
 Backend* cpu_backend();
 Backend* cuda_backend();

@@ -16,14 +16,17 @@ Tensor Tensor::index(const std::vector<TensorIndex>& indices) const {
     if (i.kind() == TensorIndex::Kind::Integer || i.kind() == TensorIndex::Kind::Slice) ++consumed;
     if (i.kind() == TensorIndex::Kind::Ellipsis) ++ellipses;
   }
-  EMBER_CHECK_KIND(Index, ellipses <= 1, "[index] an index can only have a single ellipsis ('...')");
+  EMBER_CHECK_KIND(Index, ellipses <= 1,
+                   "[index] an index can only have a single ellipsis ('...')");
   EMBER_CHECK_KIND(Index, consumed <= dim(), "[index] too many indices for tensor of dimension ",
                    dim(), " (got ", consumed, ")");
   Tensor out = *this;
   int64_t d = 0;  // the dim of `out` the next index applies to
   for (const auto& i : indices) {
     switch (i.kind()) {
-      case TensorIndex::Kind::Integer: out = out.select(d, i.integer()); break;
+      case TensorIndex::Kind::Integer:
+        out = out.select(d, i.integer());
+        break;
       case TensorIndex::Kind::Slice:
         out = out.slice(d, i.slice().start, i.slice().stop, i.slice().step);
         ++d;
@@ -32,7 +35,9 @@ Tensor Tensor::index(const std::vector<TensorIndex>& indices) const {
         out = out.unsqueeze(d);
         ++d;
         break;
-      case TensorIndex::Kind::Ellipsis: d += dim() - consumed; break;
+      case TensorIndex::Kind::Ellipsis:
+        d += dim() - consumed;
+        break;
     }
   }
   return out;

@@ -16,7 +16,8 @@ constexpr int64_t kThreshold = 1000, kEdgeItems = 3, kLineWidth = 80;
 // Chooses one format for every shown element, as torch._tensor_str._Formatter does.
 class Formatter {
  public:
-  Formatter(DType dtype, const std::vector<Scalar>& values) : floating_(is_floating_point(dtype)), bool_(dtype == kBool) {
+  Formatter(DType dtype, const std::vector<Scalar>& values)
+      : floating_(is_floating_point(dtype)), bool_(dtype == kBool) {
     if (!floating_) {
       for (const Scalar& v : values) width_ = std::max(width_, format(v).size());
       return;
@@ -47,9 +48,12 @@ class Formatter {
     double v = s.to_double();
     if (std::isnan(v)) return "nan";
     if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
-    if (sci_) std::snprintf(buf, sizeof buf, "%.4e", v);
-    else if (int_mode_) std::snprintf(buf, sizeof buf, "%.0f.", v);
-    else std::snprintf(buf, sizeof buf, "%.4f", v);
+    if (sci_)
+      std::snprintf(buf, sizeof buf, "%.4e", v);
+    else if (int_mode_)
+      std::snprintf(buf, sizeof buf, "%.0f.", v);
+    else
+      std::snprintf(buf, sizeof buf, "%.4f", v);
     return buf;
   }
   std::string padded(const Scalar& v) const {
@@ -64,7 +68,9 @@ class Formatter {
   size_t width_ = 1;
 };
 
-Scalar value_at(const Tensor& t) { return t.item(); }
+Scalar value_at(const Tensor& t) {
+  return t.item();
+}
 
 // The indices of dim 0 shown: all, or the first and last kEdgeItems when summarising.
 std::vector<int64_t> shown(int64_t n, bool summarize) {
@@ -93,10 +99,13 @@ std::string format_rec(const Tensor& t, int64_t indent, bool summarize, const Fo
   std::vector<int64_t> idx = shown(t.size(0), summarize);
   std::string out = "[";
   if (t.dim() == 1) {
-    int64_t per_line = std::max<int64_t>(1, (kLineWidth - indent) / static_cast<int64_t>(f.width() + 2));
+    int64_t per_line =
+        std::max<int64_t>(1, (kLineWidth - indent) / static_cast<int64_t>(f.width() + 2));
     for (size_t k = 0; k < idx.size(); ++k) {
-      if (k > 0 && static_cast<int64_t>(k) % per_line == 0) out.append(",\n").append(indent + 1, ' ');
-      else if (k > 0) out.append(", ");
+      if (k > 0 && static_cast<int64_t>(k) % per_line == 0)
+        out.append(",\n").append(indent + 1, ' ');
+      else if (k > 0)
+        out.append(", ");
       out += idx[k] < 0 ? std::string(" ...") : f.padded(value_at(t.select(0, idx[k])));
     }
     return out + "]";
@@ -104,7 +113,8 @@ std::string format_rec(const Tensor& t, int64_t indent, bool summarize, const Fo
   std::string sep = std::string(",").append(t.dim() - 1, '\n').append(indent + 1, ' ');
   for (size_t k = 0; k < idx.size(); ++k) {
     if (k > 0) out += sep;
-    out += idx[k] < 0 ? std::string("...") : format_rec(t.select(0, idx[k]), indent + 1, summarize, f);
+    out +=
+        idx[k] < 0 ? std::string("...") : format_rec(t.select(0, idx[k]), indent + 1, summarize, f);
   }
   return out + "]";
 }
@@ -124,7 +134,8 @@ std::string Tensor::str() const {
       for (int64_t i = 0; i < dim(); ++i) text += (i ? ", " : "") + std::to_string(size(i));
       suffixes.push_back(text + ")");
     }
-    if (dtype() != default_dtype()) suffixes.push_back(std::string("dtype=torch.") + dtype_name(dtype()));
+    if (dtype() != default_dtype())
+      suffixes.push_back(std::string("dtype=torch.") + dtype_name(dtype()));
   } else {
     bool summarize = numel() > kThreshold;
     std::vector<Scalar> values;

@@ -47,8 +47,10 @@ void fill_random(RandomKind kind, Tensor& t, double a, double b, Generator* gen)
 
 Tensor float_tensor(const char* op, const Shape& shape, const TensorOptions& options) {
   Tensor t = empty(shape, {.dtype = options.dtype, .device = options.device});
-  EMBER_CHECK_KIND(DType, t.is_floating_point(), "[", op, "] is only implemented for floating "
-                   "point dtypes, got ", t.dtype());
+  EMBER_CHECK_KIND(DType, t.is_floating_point(), "[", op,
+                   "] is only implemented for floating "
+                   "point dtypes, got ",
+                   t.dtype());
   return t;
 }
 
@@ -68,8 +70,9 @@ Tensor randn(const Shape& shape, const TensorOptions& options, Generator* gen) {
 
 Tensor randint(int64_t low, int64_t high, const Shape& shape, const TensorOptions& options,
                Generator* gen) {
-  EMBER_CHECK(low < high, "[randint] random_ expects 'from' to be less than 'to', but got from=",
-              low, " >= to=", high);
+  EMBER_CHECK(low < high,
+              "[randint] random_ expects 'from' to be less than 'to', but got from=", low,
+              " >= to=", high);
   Tensor t = empty(shape, {.dtype = options.dtype.value_or(kInt64), .device = options.device});
   fill_random(RandomKind::RandInt, t, static_cast<double>(low), static_cast<double>(high), gen);
   return t;

@@ -54,8 +54,8 @@ Shape infer_size(const char* op, const Shape& shape, int64_t numel) {
     }
   }
   if (infer >= 0) {
-    EMBER_CHECK_KIND(Shape, known != 0 && numel % known == 0, "[", op, "] shape ",
-                     shape_str(shape), " is invalid for input of size ", numel);
+    EMBER_CHECK_KIND(Shape, known != 0 && numel % known == 0, "[", op, "] shape ", shape_str(shape),
+                     " is invalid for input of size ", numel);
     out[infer] = numel / known;
   } else {
     EMBER_CHECK_KIND(Shape, known == numel, "[", op, "] shape ", shape_str(shape),
@@ -71,9 +71,9 @@ Shape broadcast_shape(const char* op, const Shape& a, const Shape& b) {
   for (size_t i = 0; i < n; ++i) {
     int64_t da = i < n - a.size() ? 1 : a[i - (n - a.size())];
     int64_t db = i < n - b.size() ? 1 : b[i - (n - b.size())];
-    EMBER_CHECK_KIND(Shape, da == db || da == 1 || db == 1, "[", op, "] The size of tensor a (",
-                     da, ") must match the size of tensor b (", db, ") at non-singleton dimension ",
-                     i, "; shapes ", shape_str(a), " and ", shape_str(b),
+    EMBER_CHECK_KIND(Shape, da == db || da == 1 || db == 1, "[", op, "] The size of tensor a (", da,
+                     ") must match the size of tensor b (", db, ") at non-singleton dimension ", i,
+                     "; shapes ", shape_str(a), " and ", shape_str(b),
                      " cannot be broadcast together");
     out[i] = da == 1 ? db : da;
   }

@@ -58,9 +58,15 @@ void throw_dtype_mismatch(const char* op, DType expected, DType actual) {
 }
 }  // namespace detail
 
-int64_t Tensor::size(int64_t d) const { return sizes()[wrap_dim("size", d, dim())]; }
-int64_t Tensor::stride(int64_t d) const { return strides()[wrap_dim("stride", d, dim())]; }
-bool Tensor::is_contiguous() const { return ember::is_contiguous(sizes(), strides()); }
+int64_t Tensor::size(int64_t d) const {
+  return sizes()[wrap_dim("size", d, dim())];
+}
+int64_t Tensor::stride(int64_t d) const {
+  return strides()[wrap_dim("stride", d, dim())];
+}
+bool Tensor::is_contiguous() const {
+  return ember::is_contiguous(sizes(), strides());
+}
 
 void* Tensor::raw_data_ptr() const {
   if (!is_cpu()) detail::throw_not_on_host("data_ptr", *this);
@@ -71,8 +77,10 @@ Scalar Tensor::item() const {
   EMBER_CHECK(numel() == 1, "[item] a Tensor with ", numel(),
               " elements cannot be converted to Scalar; select one element first");
   alignas(8) unsigned char buf[8];
-  if (is_cpu()) std::memcpy(buf, impl().data(), element_size());
-  else backend_for(*this).copy_to_host(buf, impl().data(), element_size(), device().index(), false);
+  if (is_cpu())
+    std::memcpy(buf, impl().data(), element_size());
+  else
+    backend_for(*this).copy_to_host(buf, impl().data(), element_size(), device().index(), false);
   return visit_dtype(dtype(), [&]<class T>() {
     T v;
     std::memcpy(&v, buf, sizeof(T));
@@ -107,18 +115,21 @@ Tensor Tensor::clone() const {
   return out;
 }
 
-Tensor Tensor::contiguous() const { return is_contiguous() ? *this : clone(); }
+Tensor Tensor::contiguous() const {
+  return is_contiguous() ? *this : clone();
+}
 
 Tensor& Tensor::copy_(const Tensor& src, bool non_blocking) {
   EMBER_CHECK_KIND(Shape, broadcast_shape("copy_", sizes(), src.sizes()) == sizes(),
                    "[copy_] source of shape ", shape_str(src.sizes()),
                    " can't be broadcast to the destination shape ", shape_str(sizes()));
   storage()->bump_version();
-  autograd::record_inplace("CopyBackwards", *this, {&src},
-                           [src_sizes = src.sizes(), src_device = src.device(),
-                            src_dtype = src.dtype()](const Tensor& g) -> std::vector<Tensor> {
-                             return {Tensor(), autograd::sum_to(g, src_sizes).to(src_device, src_dtype)};
-                           });
+  autograd::record_inplace(
+      "CopyBackwards", *this, {&src},
+      [src_sizes = src.sizes(), src_device = src.device(),
+       src_dtype = src.dtype()](const Tensor& g) -> std::vector<Tensor> {
+        return {Tensor(), autograd::sum_to(g, src_sizes).to(src_device, src_dtype)};
+      });
   autograd::NoGradGuard no_grad;
   copy_data(src, non_blocking);
   return *this;
@@ -129,7 +140,8 @@ void Tensor::copy_data(const Tensor& src, bool non_blocking) const {
   if (numel() == 0) return;
   if (dd == sd) {
     Shape strides = broadcast_strides(src, sizes());
-    backend_for(dd.type()).copy(view_of(*this), View{src.impl().data(), sizes(), strides, src.dtype()});
+    backend_for(dd.type()).copy(view_of(*this),
+                                View{src.impl().data(), sizes(), strides, src.dtype()});
     return;
   }
   bool direct = is_contiguous();
@@ -146,14 +158,16 @@ void Tensor::copy_data(const Tensor& src, bool non_blocking) const {
                      ? src
                      : converted(src, sizes(), dtype());
     Tensor dst = direct ? *this : make_tensor(sizes(), dtype(), dd);
-    backend_for(sd.type()).copy_to_host(dst.impl().data(), dev.impl().data(), nbytes(),
-                                        sd.index(), non_blocking);
+    backend_for(sd.type()).copy_to_host(dst.impl().data(), dev.impl().data(), nbytes(), sd.index(),
+                                        non_blocking);
     if (!direct) copy_data(dst, false);
   } else {  // between two devices, through the host
     copy_data(converted(src, src.sizes(), src.dtype(), Device(kCPU)), non_blocking);
   }
 }
 
-std::ostream& operator<<(std::ostream& os, const Tensor& t) { return os << t.str(); }
+std::ostream& operator<<(std::ostream& os, const Tensor& t) {
+  return os << t.str();
+}
 
 }  // namespace ember

@@ -13,7 +13,8 @@ namespace {
 
 // A view of x recorded for autograd with backward `fn`.
 template <class F>
-Tensor as_view(const Tensor& x, Shape sizes, Shape strides, int64_t offset, const char* name, F&& fn) {
+Tensor as_view(const Tensor& x, Shape sizes, Shape strides, int64_t offset, const char* name,
+               F&& fn) {
   Tensor out = make_view(x, std::move(sizes), std::move(strides), offset);
   autograd::record(name, {&x}, out, std::forward<F>(fn));
   return out;
@@ -51,8 +52,8 @@ Tensor Tensor::view(const Shape& shape) const {
 Tensor Tensor::reshape(const Shape& shape) const {
   Shape sizes = infer_size("reshape", shape, numel());
   if (auto strides = view_strides(this->sizes(), this->strides(), sizes))
-    return as_view(*this, std::move(sizes), std::move(*strides), storage_offset(),
-                   "ViewBackward0", reshape_back(*this));
+    return as_view(*this, std::move(sizes), std::move(*strides), storage_offset(), "ViewBackward0",
+                   reshape_back(*this));
   return clone().view(sizes);
 }
 
@@ -118,8 +119,9 @@ Tensor Tensor::permute(const Shape& dims) const {
     strides[i] = this->strides()[d];
     inverse[d] = static_cast<int64_t>(i);
   }
-  return as_view(*this, std::move(sizes), std::move(strides), storage_offset(), "PermuteBackward0",
-                 [inverse](const Tensor& g) -> std::vector<Tensor> { return {g.permute(inverse)}; });
+  return as_view(
+      *this, std::move(sizes), std::move(strides), storage_offset(), "PermuteBackward0",
+      [inverse](const Tensor& g) -> std::vector<Tensor> { return {g.permute(inverse)}; });
 }
 
 Tensor Tensor::transpose(int64_t dim0, int64_t dim1) const {
@@ -155,8 +157,9 @@ Tensor Tensor::narrow(int64_t d, int64_t start, int64_t length) const {
   Shape sizes = this->sizes();
   sizes[d] = length;
   return as_view(*this, std::move(sizes), strides(), storage_offset() + start * strides()[d],
-                 "NarrowBackward0",
-                 scatter_back(*this, [d, start, length](const Tensor& r) { return r.narrow(d, start, length); }));
+                 "NarrowBackward0", scatter_back(*this, [d, start, length](const Tensor& r) {
+                   return r.narrow(d, start, length);
+                 }));
 }
 
 Tensor Tensor::slice(int64_t d, std::optional<int64_t> start, std::optional<int64_t> end,
@@ -174,8 +177,9 @@ Tensor Tensor::slice(int64_t d, std::optional<int64_t> start, std::optional<int6
   sizes[d] = (e - s + step - 1) / step;
   int64_t offset = storage_offset() + s * strides[d];
   strides[d] *= step;
-  return as_view(*this, std::move(sizes), std::move(strides), offset, "SliceBackward0",
-                 scatter_back(*this, [d, s, e, step](const Tensor& r) { return r.slice(d, s, e, step); }));
+  return as_view(
+      *this, std::move(sizes), std::move(strides), offset, "SliceBackward0",
+      scatter_back(*this, [d, s, e, step](const Tensor& r) { return r.slice(d, s, e, step); }));
 }
 
 Tensor Tensor::select(int64_t d, int64_t index) const {
@@ -194,9 +198,11 @@ Tensor Tensor::select(int64_t d, int64_t index) const {
 }
 
 Tensor Tensor::expand(const Shape& target) const {
-  EMBER_CHECK_KIND(Shape, target.size() >= sizes().size(), "[expand] the number of sizes provided (",
-                   target.size(), ") must be greater or equal to the number of dimensions in the "
-                   "tensor (", dim(), ")");
+  EMBER_CHECK_KIND(Shape, target.size() >= sizes().size(),
+                   "[expand] the number of sizes provided (", target.size(),
+                   ") must be greater or equal to the number of dimensions in the "
+                   "tensor (",
+                   dim(), ")");
   size_t lead = target.size() - sizes().size();
   Shape sizes(target.size()), strides(target.size());
   for (size_t i = 0; i < target.size(); ++i) {
@@ -212,9 +218,9 @@ Tensor Tensor::expand(const Shape& target) const {
                      shape_str(target), "; sizes must be >= 0, or -1 to keep a dim");
     int64_t want = target[i] == -1 ? have : target[i];
     EMBER_CHECK_KIND(Shape, want == have || have == 1, "[expand] the expanded size of the tensor (",
-                     want, ") must match the existing size (", have, ") at non-singleton dimension ",
-                     i, ".  Target sizes: ", shape_str(target), ".  Tensor sizes: ",
-                     shape_str(this->sizes()));
+                     want, ") must match the existing size (", have,
+                     ") at non-singleton dimension ", i, ".  Target sizes: ", shape_str(target),
+                     ".  Tensor sizes: ", shape_str(this->sizes()));
     sizes[i] = want;
     strides[i] = want == have ? this->strides()[i - lead] : 0;
   }

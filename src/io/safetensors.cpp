@@ -18,12 +18,18 @@ constexpr uint64_t kMaxHeader = 100u << 20;  // 100 MB, as the reference impleme
 
 const char* safetensors_dtype(DType t) {
   switch (t) {
-    case DType::Bool: return "BOOL";
-    case DType::UInt8: return "U8";
-    case DType::Int32: return "I32";
-    case DType::Int64: return "I64";
-    case DType::Float32: return "F32";
-    case DType::Float64: return "F64";
+    case DType::Bool:
+      return "BOOL";
+    case DType::UInt8:
+      return "U8";
+    case DType::Int32:
+      return "I32";
+    case DType::Int64:
+      return "I64";
+    case DType::Float32:
+      return "F32";
+    case DType::Float64:
+      return "F64";
   }
   return "?";
 }
@@ -40,7 +46,8 @@ std::optional<DType> parse_dtype(const std::string& s) {
 
 }  // namespace
 
-void save_safetensors(const std::string& path, const NamedTensors& tensors, const Metadata& metadata) {
+void save_safetensors(const std::string& path, const NamedTensors& tensors,
+                      const Metadata& metadata) {
   nlohmann::json header = nlohmann::json::object();
   if (!metadata.empty()) header["__metadata__"] = metadata;
   std::set<std::string> names;
@@ -72,7 +79,8 @@ void save_safetensors(const std::string& path, const NamedTensors& tensors, cons
 
 SafetensorsFile load_safetensors(const std::string& path, Device device) {
   std::ifstream in(path, std::ios::binary | std::ios::ate);
-  if (!in) EMBER_THROW(IO, "[load_safetensors] cannot open '", path, "': no such file or not readable");
+  if (!in)
+    EMBER_THROW(IO, "[load_safetensors] cannot open '", path, "': no such file or not readable");
   uint64_t file_size = static_cast<uint64_t>(in.tellg());
   in.seekg(0);
   if (file_size < 8) bad(path, "shorter than the 8-byte header length");
@@ -80,7 +88,8 @@ SafetensorsFile load_safetensors(const std::string& path, Device device) {
   in.read(reinterpret_cast<char*>(len_bytes), 8);
   uint64_t header_len = 0;
   for (int i = 0; i < 8; ++i) header_len |= static_cast<uint64_t>(len_bytes[i]) << (8 * i);
-  if (header_len > kMaxHeader) bad(path, "header length " + std::to_string(header_len) + " is over 100 MB");
+  if (header_len > kMaxHeader)
+    bad(path, "header length " + std::to_string(header_len) + " is over 100 MB");
   if (header_len > file_size - 8) bad(path, "header length runs past the end of the file");
   std::string json(header_len, '\0');
   in.read(json.data(), static_cast<std::streamsize>(header_len));
@@ -90,13 +99,13 @@ SafetensorsFile load_safetensors(const std::string& path, Device device) {
   std::string duplicate;
   nlohmann::json header;
   try {
-    header = nlohmann::json::parse(json, [&](int depth, nlohmann::json::parse_event_t event,
-                                             nlohmann::json& parsed) {
-      if (depth == 1 && event == nlohmann::json::parse_event_t::key &&
-          !seen.insert(parsed.get<std::string>()).second)
-        duplicate = parsed.get<std::string>();
-      return true;
-    });
+    header = nlohmann::json::parse(
+        json, [&](int depth, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+          if (depth == 1 && event == nlohmann::json::parse_event_t::key &&
+              !seen.insert(parsed.get<std::string>()).second)
+            duplicate = parsed.get<std::string>();
+          return true;
+        });
   } catch (const nlohmann::json::exception& e) {
     bad(path, std::string("invalid JSON or UTF-8 in the header (") + e.what() + ")");
   }
@@ -132,19 +141,24 @@ SafetensorsFile load_safetensors(const std::string& path, Device device) {
     Shape shape;
     uint64_t numel = 1;
     for (const auto& d : shape_json) {
-      if (!d.is_number_unsigned()) bad(path, "tensor '" + name + "' has a negative or non-integer dimension");
+      if (!d.is_number_unsigned())
+        bad(path, "tensor '" + name + "' has a negative or non-integer dimension");
       uint64_t v = d.get<uint64_t>();
-      if (v != 0 && numel > data_size / v + 1) bad(path, "tensor '" + name + "' is larger than the file");
+      if (v != 0 && numel > data_size / v + 1)
+        bad(path, "tensor '" + name + "' is larger than the file");
       numel *= v;
       shape.push_back(static_cast<int64_t>(v));
     }
     const auto& off = value["data_offsets"];
-    if (!off.is_array() || off.size() != 2 || !off[0].is_number_unsigned() || !off[1].is_number_unsigned())
+    if (!off.is_array() || off.size() != 2 || !off[0].is_number_unsigned() ||
+        !off[1].is_number_unsigned())
       bad(path, "tensor '" + name + "' has malformed data_offsets");
     uint64_t b = off[0].get<uint64_t>(), e = off[1].get<uint64_t>();
-    if (b > e || e > data_size) bad(path, "tensor '" + name + "' has data_offsets past the end of the file");
+    if (b > e || e > data_size)
+      bad(path, "tensor '" + name + "' has data_offsets past the end of the file");
     if (e - b != numel * element_size(*dtype))
-      bad(path, "tensor '" + name + "' has " + std::to_string(e - b) + " bytes but its dtype and shape need " +
+      bad(path, "tensor '" + name + "' has " + std::to_string(e - b) +
+                    " bytes but its dtype and shape need " +
                     std::to_string(numel * element_size(*dtype)));
     entries.push_back({name, *dtype, shape, b, e});
   }
@@ -157,13 +171,15 @@ SafetensorsFile load_safetensors(const std::string& path, Device device) {
     if (e.begin > expect) bad(path, "there is a gap before tensor '" + e.name + "'");
     expect = e.end;
   }
-  if (expect != data_size) bad(path, "the data section has " + std::to_string(data_size - expect) + " bytes no tensor uses");
+  if (expect != data_size)
+    bad(path,
+        "the data section has " + std::to_string(data_size - expect) + " bytes no tensor uses");
   std::string data(data_size, '\0');
   in.read(data.data(), static_cast<std::streamsize>(data_size));
   if (!in) bad(path, "could not read the data section");
   for (const Entry& e : entries)
-    result.tensors.emplace_back(e.name, from_blob_copy(data.data() + e.begin, e.dtype, e.shape,
-                                                       {.device = device}));
+    result.tensors.emplace_back(
+        e.name, from_blob_copy(data.data() + e.begin, e.dtype, e.shape, {.device = device}));
   return result;
 }
 

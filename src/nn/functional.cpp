@@ -11,9 +11,12 @@ namespace {
 
 Tensor reduce(const Tensor& loss, Reduction reduction) {
   switch (reduction) {
-    case Reduction::None: return loss;
-    case Reduction::Sum: return loss.sum();
-    case Reduction::Mean: break;
+    case Reduction::None:
+      return loss;
+    case Reduction::Sum:
+      return loss.sum();
+    case Reduction::Mean:
+      break;
   }
   return loss.mean();
 }
@@ -37,7 +40,8 @@ int64_t class_dim_of(const char* op, const Tensor& input, const Tensor& target) 
 }
 
 // The weight of each target's class (1 without weights), 0 where ignored; same shape as target.
-Tensor target_weights(const Tensor& safe_target, const Tensor& valid, const Tensor& weight, DType dtype) {
+Tensor target_weights(const Tensor& safe_target, const Tensor& valid, const Tensor& weight,
+                      DType dtype) {
   if (!weight.defined()) return valid.to(dtype);
   return index_select(weight, 0, safe_target.reshape({-1})).view(safe_target.sizes()) *
          valid.to(weight.dtype());
@@ -53,16 +57,15 @@ Tensor bce_elementwise(const Tensor& x, const Tensor& y) {
     NoGradGuard no_grad;
     loss = -(y * clamp(log(x), -100.0) + (1 - y) * clamp(log(1 - x), -100.0));
   }
-  autograd::record(
-      "BinaryCrossEntropyBackward0", {&x, &y}, loss,
-      [sx = autograd::SavedTensor(x), sy = autograd::SavedTensor(y), x_grad = x.requires_grad(),
-       y_grad = y.requires_grad(), x_dtype = x.dtype(),
-       y_dtype = y.dtype()](const Tensor& g) -> std::vector<Tensor> {
-        Tensor x = sx.unpack(), y = sy.unpack(), gx, gy;
-        if (x_grad) gx = (g * (x - y) / clamp((1 - x) * x, 1e-12)).to(x_dtype);
-        if (y_grad) gy = (g * (log(1 - x) - log(x))).to(y_dtype);
-        return {gx, gy};
-      });
+  autograd::record("BinaryCrossEntropyBackward0", {&x, &y}, loss,
+                   [sx = autograd::SavedTensor(x), sy = autograd::SavedTensor(y),
+                    x_grad = x.requires_grad(), y_grad = y.requires_grad(), x_dtype = x.dtype(),
+                    y_dtype = y.dtype()](const Tensor& g) -> std::vector<Tensor> {
+                     Tensor x = sx.unpack(), y = sy.unpack(), gx, gy;
+                     if (x_grad) gx = (g * (x - y) / clamp((1 - x) * x, 1e-12)).to(x_dtype);
+                     if (y_grad) gy = (g * (log(1 - x) - log(x))).to(y_dtype);
+                     return {gx, gy};
+                   });
   return loss;
 }
 
@@ -78,14 +81,17 @@ Tensor l1_loss(const Tensor& input, const Tensor& target, Reduction reduction) {
 }
 
 Tensor nll_loss(const Tensor& log_probs, const Tensor& target, const NllLossOptions& o) {
-  EMBER_CHECK_KIND(DType, target.dtype() == kInt64, "[nll_loss] expected target of class indices "
-                   "with dtype int64, got ", target.dtype());
+  EMBER_CHECK_KIND(DType, target.dtype() == kInt64,
+                   "[nll_loss] expected target of class indices "
+                   "with dtype int64, got ",
+                   target.dtype());
   int64_t cd = class_dim_of("nll_loss", log_probs, target);
   int64_t classes = log_probs.size(cd);
   if (o.weight.defined())
-    EMBER_CHECK_KIND(Shape, o.weight.dim() == 1 && o.weight.size(0) == classes, "[nll_loss] weight "
-                     "tensor should be defined either for all ", classes,
-                     " classes or no classes but got weight tensor of shape: ",
+    EMBER_CHECK_KIND(Shape, o.weight.dim() == 1 && o.weight.size(0) == classes,
+                     "[nll_loss] weight "
+                     "tensor should be defined either for all ",
+                     classes, " classes or no classes but got weight tensor of shape: ",
                      shape_str(o.weight.sizes()));
   Tensor valid = target != o.ignore_index;
   Tensor safe = where(valid, target, 0);
@@ -102,15 +108,18 @@ Tensor nll_loss(const Tensor& log_probs, const Tensor& target, const NllLossOpti
 }
 
 Tensor cross_entropy(const Tensor& input, const Tensor& target, const CrossEntropyOptions& o) {
-  EMBER_CHECK(o.label_smoothing >= 0 && o.label_smoothing <= 1, "[cross_entropy] label_smoothing "
-              "must be between 0.0 and 1.0. Got: ", o.label_smoothing);
+  EMBER_CHECK(o.label_smoothing >= 0 && o.label_smoothing <= 1,
+              "[cross_entropy] label_smoothing "
+              "must be between 0.0 and 1.0. Got: ",
+              o.label_smoothing);
   EMBER_CHECK_KIND(Shape, input.dim() >= 1, "[cross_entropy] input must have at least 1 dim (C)");
   int64_t cd = input.dim() == 1 ? 0 : 1;
   int64_t classes = input.size(cd);
   if (o.weight.defined())
-    EMBER_CHECK_KIND(Shape, o.weight.dim() == 1 && o.weight.size(0) == classes, "[cross_entropy] "
-                     "weight tensor should be defined either for all ", classes,
-                     " classes or no classes but got weight tensor of shape: ",
+    EMBER_CHECK_KIND(Shape, o.weight.dim() == 1 && o.weight.size(0) == classes,
+                     "[cross_entropy] "
+                     "weight tensor should be defined either for all ",
+                     classes, " classes or no classes but got weight tensor of shape: ",
                      shape_str(o.weight.sizes()));
   Tensor logp = log_softmax(input, cd);
   double eps = o.label_smoothing;
@@ -129,8 +138,8 @@ Tensor cross_entropy(const Tensor& input, const Tensor& target, const CrossEntro
     return reduce(loss, o.reduction);
   }
 
-  Tensor nll = nll_loss(logp, target, {.reduction = o.reduction, .ignore_index = o.ignore_index,
-                                       .weight = o.weight});
+  Tensor nll = nll_loss(
+      logp, target, {.reduction = o.reduction, .ignore_index = o.ignore_index, .weight = o.weight});
   if (eps == 0) return nll;
   // Label smoothing: mix in the (weighted) mean of -log p over all classes.
   Tensor valid = target != o.ignore_index;
@@ -138,8 +147,12 @@ Tensor cross_entropy(const Tensor& input, const Tensor& target, const CrossEntro
   Tensor smooth = -terms.sum({cd}) * valid.to(logp.dtype());
   Tensor smooth_reduced;
   switch (o.reduction) {
-    case Reduction::None: smooth_reduced = smooth; break;
-    case Reduction::Sum: smooth_reduced = smooth.sum(); break;
+    case Reduction::None:
+      smooth_reduced = smooth;
+      break;
+    case Reduction::Sum:
+      smooth_reduced = smooth.sum();
+      break;
     case Reduction::Mean: {
       Tensor safe = where(valid, target, 0);
       smooth_reduced = smooth.sum() / target_weights(safe, valid, o.weight, logp.dtype()).sum();
@@ -182,7 +195,8 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
 }
 
 Tensor dropout(const Tensor& x, double p, bool training) {
-  EMBER_CHECK(p >= 0 && p <= 1, "[dropout] dropout probability has to be between 0 and 1, but got ", p);
+  EMBER_CHECK(p >= 0 && p <= 1, "[dropout] dropout probability has to be between 0 and 1, but got ",
+              p);
   if (!training || p == 0) return x;
   if (p == 1) return x * 0.0;
   Tensor keep = (rand_like(x) >= p).to(x.dtype());

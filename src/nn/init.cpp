@@ -10,8 +10,10 @@ namespace ember::nn::init {
 namespace {
 
 std::pair<double, double> fans(const Tensor& t, const char* op) {
-  EMBER_CHECK_KIND(Shape, t.dim() >= 2, "[", op, "] Fan in and fan out can not be computed for "
-                   "tensor with fewer than 2 dimensions (got shape ", shape_str(t.sizes()), ")");
+  EMBER_CHECK_KIND(Shape, t.dim() >= 2, "[", op,
+                   "] Fan in and fan out can not be computed for "
+                   "tensor with fewer than 2 dimensions (got shape ",
+                   shape_str(t.sizes()), ")");
   double receptive = 1;
   for (int64_t d = 2; d < t.dim(); ++d) receptive *= static_cast<double>(t.size(d));
   return {static_cast<double>(t.size(1)) * receptive, static_cast<double>(t.size(0)) * receptive};
@@ -28,10 +30,14 @@ double kaiming_std(const Tensor& t, double a, FanMode mode, Nonlinearity nl, con
 double calculate_gain(Nonlinearity nonlinearity, double param) {
   switch (nonlinearity) {
     case Nonlinearity::Linear:
-    case Nonlinearity::Sigmoid: return 1.0;
-    case Nonlinearity::Tanh: return 5.0 / 3.0;
-    case Nonlinearity::ReLU: return std::sqrt(2.0);
-    case Nonlinearity::LeakyReLU: return std::sqrt(2.0 / (1 + param * param));
+    case Nonlinearity::Sigmoid:
+      return 1.0;
+    case Nonlinearity::Tanh:
+      return 5.0 / 3.0;
+    case Nonlinearity::ReLU:
+      return std::sqrt(2.0);
+    case Nonlinearity::LeakyReLU:
+      return std::sqrt(2.0 / (1 + param * param));
   }
   return 1.0;
 }
@@ -51,8 +57,12 @@ Tensor constant_(Tensor tensor, double value) {
   return tensor.fill_(value);
 }
 
-Tensor zeros_(Tensor tensor) { return constant_(tensor, 0); }
-Tensor ones_(Tensor tensor) { return constant_(tensor, 1); }
+Tensor zeros_(Tensor tensor) {
+  return constant_(tensor, 0);
+}
+Tensor ones_(Tensor tensor) {
+  return constant_(tensor, 1);
+}
 
 Tensor kaiming_uniform_(Tensor tensor, double a, FanMode mode, Nonlinearity nonlinearity) {
   double bound = std::sqrt(3.0) * kaiming_std(tensor, a, mode, nonlinearity, "kaiming_uniform_");

@@ -10,7 +10,8 @@
 namespace ember::nn {
 
 Tensor Module::forward(const Tensor&) {
-  EMBER_THROW(NotImplemented, "[", name_, "] has no forward(Tensor); call the module's own "
+  EMBER_THROW(NotImplemented, "[", name_,
+              "] has no forward(Tensor); call the module's own "
               "forward(...) with its arguments");
 }
 
@@ -33,7 +34,8 @@ void Module::collect(const std::string& prefix, bool params, bool recurse, State
   for (const auto& [name, t] : params ? parameters_ : buffers_)
     if (t.defined()) out.emplace_back(prefix + name, t);
   if (!recurse) return;
-  for (const auto& [name, child] : children_) child->collect(prefix + name + ".", params, true, out);
+  for (const auto& [name, child] : children_)
+    child->collect(prefix + name + ".", params, true, out);
 }
 
 StateDict Module::named_parameters(bool recurse) const {
@@ -79,7 +81,8 @@ std::vector<std::shared_ptr<Module>> Module::modules(bool include_self) {
   std::vector<std::shared_ptr<Module>> out;
   if (include_self) {
     std::shared_ptr<Module> self = weak_from_this().lock();
-    EMBER_CHECK(self != nullptr, "[", name_, "] modules() includes the module itself, which needs "
+    EMBER_CHECK(self != nullptr, "[", name_,
+                "] modules() includes the module itself, which needs "
                 "it owned by a shared_ptr (a holder such as nn::Linear, or std::make_shared); "
                 "call modules(/*include_self=*/false) otherwise");
     out.push_back(std::move(self));
@@ -182,7 +185,8 @@ void Module::load_state_dict(const StateDict& state, bool strict) {
     auto list = [&](const char* what, const std::vector<std::string>& keys) {
       if (keys.empty()) return;
       msg += std::string(" ") + what + " key(s) in state_dict: ";
-      for (size_t i = 0; i < keys.size(); ++i) msg.append(i ? ", \"" : "\"").append(keys[i]).append("\"");
+      for (size_t i = 0; i < keys.size(); ++i)
+        msg.append(i ? ", \"" : "\"").append(keys[i]).append("\"");
       msg += ".";
     };
     list("Missing", missing);
@@ -205,8 +209,12 @@ std::string Module::str(int indent) const {
   return out + std::string(indent, ' ') + ")";
 }
 
-std::string Module::str() const { return str(0); }
+std::string Module::str() const {
+  return str(0);
+}
 
-std::ostream& operator<<(std::ostream& os, const Module& module) { return os << module.str(); }
+std::ostream& operator<<(std::ostream& os, const Module& module) {
+  return os << module.str();
+}
 
 }  // namespace ember::nn

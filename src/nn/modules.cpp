@@ -25,9 +25,13 @@ std::string fmt_pair(Size2d s) {
 }
 
 // A pooling argument as PyTorch prints what it was given: one number when both are the same.
-std::string fmt_size(Size2d s) { return s.h == s.w ? std::to_string(s.h) : fmt_pair(s); }
+std::string fmt_size(Size2d s) {
+  return s.h == s.w ? std::to_string(s.h) : fmt_pair(s);
+}
 
-std::string fmt_bool(bool b) { return b ? "True" : "False"; }
+std::string fmt_bool(bool b) {
+  return b ? "True" : "False";
+}
 }  // namespace
 
 LinearImpl::LinearImpl(int64_t in, int64_t out, bool with_bias)
@@ -56,8 +60,9 @@ Tensor LinearImpl::forward(const Tensor& input) {
 }
 
 std::string LinearImpl::extra_repr() const {
-  return "in_features=" + std::to_string(in_features) + ", out_features=" +
-         std::to_string(out_features) + ", bias=" + (bias.defined() ? "True" : "False");
+  return "in_features=" + std::to_string(in_features) +
+         ", out_features=" + std::to_string(out_features) +
+         ", bias=" + (bias.defined() ? "True" : "False");
 }
 
 void SequentialImpl::push_back_module(std::shared_ptr<Module> module) {
@@ -70,24 +75,48 @@ Tensor SequentialImpl::forward(const Tensor& input) {
   return x;
 }
 
-Tensor ReLUImpl::forward(const Tensor& input) { return relu(input); }
-Tensor LeakyReLUImpl::forward(const Tensor& input) { return leaky_relu(input, negative_slope); }
-std::string LeakyReLUImpl::extra_repr() const { return "negative_slope=" + fmt_double(negative_slope); }
-Tensor GELUImpl::forward(const Tensor& input) { return gelu(input, approximate); }
-std::string GELUImpl::extra_repr() const { return "approximate='" + approximate + "'"; }
-Tensor SigmoidImpl::forward(const Tensor& input) { return sigmoid(input); }
-Tensor TanhImpl::forward(const Tensor& input) { return tanh(input); }
-Tensor SoftmaxImpl::forward(const Tensor& input) { return softmax(input, dim); }
-std::string SoftmaxImpl::extra_repr() const { return "dim=" + std::to_string(dim); }
+Tensor ReLUImpl::forward(const Tensor& input) {
+  return relu(input);
+}
+Tensor LeakyReLUImpl::forward(const Tensor& input) {
+  return leaky_relu(input, negative_slope);
+}
+std::string LeakyReLUImpl::extra_repr() const {
+  return "negative_slope=" + fmt_double(negative_slope);
+}
+Tensor GELUImpl::forward(const Tensor& input) {
+  return gelu(input, approximate);
+}
+std::string GELUImpl::extra_repr() const {
+  return "approximate='" + approximate + "'";
+}
+Tensor SigmoidImpl::forward(const Tensor& input) {
+  return sigmoid(input);
+}
+Tensor TanhImpl::forward(const Tensor& input) {
+  return tanh(input);
+}
+Tensor SoftmaxImpl::forward(const Tensor& input) {
+  return softmax(input, dim);
+}
+std::string SoftmaxImpl::extra_repr() const {
+  return "dim=" + std::to_string(dim);
+}
 
 DropoutImpl::DropoutImpl(double p) : Module("Dropout"), p(p) {
   EMBER_CHECK(p >= 0 && p <= 1, "[Dropout] dropout probability has to be between 0 and 1, but got ",
               p);
 }
-Tensor DropoutImpl::forward(const Tensor& input) { return F::dropout(input, p, is_training()); }
-std::string DropoutImpl::extra_repr() const { return "p=" + fmt_double(p) + ", inplace=False"; }
+Tensor DropoutImpl::forward(const Tensor& input) {
+  return F::dropout(input, p, is_training());
+}
+std::string DropoutImpl::extra_repr() const {
+  return "p=" + fmt_double(p) + ", inplace=False";
+}
 
-Tensor FlattenImpl::forward(const Tensor& input) { return input.flatten(start_dim, end_dim); }
+Tensor FlattenImpl::forward(const Tensor& input) {
+  return input.flatten(start_dim, end_dim);
+}
 std::string FlattenImpl::extra_repr() const {
   return "start_dim=" + std::to_string(start_dim) + ", end_dim=" + std::to_string(end_dim);
 }
@@ -125,7 +154,9 @@ EmbeddingImpl::EmbeddingImpl(int64_t num, int64_t dim, std::optional<int64_t> pa
     weight.select(0, *padding_idx).fill_(0);
   }
 }
-Tensor EmbeddingImpl::forward(const Tensor& indices) { return F::embedding(indices, weight, padding_idx); }
+Tensor EmbeddingImpl::forward(const Tensor& indices) {
+  return F::embedding(indices, weight, padding_idx);
+}
 std::string EmbeddingImpl::extra_repr() const {
   std::string s = std::to_string(num_embeddings) + ", " + std::to_string(embedding_dim);
   if (padding_idx) s += ", padding_idx=" + std::to_string(*padding_idx);
@@ -135,10 +166,10 @@ std::string EmbeddingImpl::extra_repr() const {
 Conv2dImpl::Conv2dImpl(int64_t in, int64_t out, Size2d kernel, const Conv2dOptions& o)
     : Module("Conv2d"), in_channels(in), out_channels(out), kernel_size(kernel), options(o) {
   EMBER_CHECK(o.groups > 0, "[Conv2d] groups must be a positive integer, got ", o.groups);
-  EMBER_CHECK(in % o.groups == 0, "[Conv2d] in_channels must be divisible by groups (",
-              in, " and ", o.groups, ")");
-  EMBER_CHECK(out % o.groups == 0, "[Conv2d] out_channels must be divisible by groups (",
-              out, " and ", o.groups, ")");
+  EMBER_CHECK(in % o.groups == 0, "[Conv2d] in_channels must be divisible by groups (", in, " and ",
+              o.groups, ")");
+  EMBER_CHECK(out % o.groups == 0, "[Conv2d] out_channels must be divisible by groups (", out,
+              " and ", o.groups, ")");
   EMBER_CHECK(kernel.h > 0 && kernel.w > 0, "[Conv2d] kernel_size must be positive, got ",
               fmt_pair(kernel));
   weight = register_parameter("weight", empty({out, in / o.groups, kernel.h, kernel.w}));
@@ -157,8 +188,10 @@ void Conv2dImpl::reset_parameters() {
 
 Tensor Conv2dImpl::forward(const Tensor& input) {
   return F::conv2d(input, weight, bias,
-                   {.stride = options.stride, .padding = options.padding,
-                    .dilation = options.dilation, .groups = options.groups});
+                   {.stride = options.stride,
+                    .padding = options.padding,
+                    .dilation = options.dilation,
+                    .groups = options.groups});
 }
 
 std::string Conv2dImpl::extra_repr() const {
@@ -249,15 +282,17 @@ Tensor BatchNormImplBase::forward(const Tensor& input) {
 }
 
 std::string BatchNormImplBase::extra_repr() const {
-  return std::to_string(num_features) + ", eps=" + fmt_double(options.eps) + ", momentum=" +
-         (options.momentum ? fmt_double(*options.momentum) : "None") +
+  return std::to_string(num_features) + ", eps=" + fmt_double(options.eps) +
+         ", momentum=" + (options.momentum ? fmt_double(*options.momentum) : "None") +
          ", affine=" + fmt_bool(options.affine) +
          ", track_running_stats=" + fmt_bool(options.track_running_stats);
 }
 
 void BatchNorm1dImpl::check_input(const Tensor& input) const {
-  EMBER_CHECK_KIND(Shape, input.dim() == 2 || input.dim() == 3, "[BatchNorm1d] expected 2D or 3D "
-                   "input (got ", input.dim(), "D input of shape ", shape_str(input.sizes()), ")");
+  EMBER_CHECK_KIND(Shape, input.dim() == 2 || input.dim() == 3,
+                   "[BatchNorm1d] expected 2D or 3D "
+                   "input (got ",
+                   input.dim(), "D input of shape ", shape_str(input.sizes()), ")");
 }
 
 void BatchNorm2dImpl::check_input(const Tensor& input) const {
@@ -266,10 +301,16 @@ void BatchNorm2dImpl::check_input(const Tensor& input) const {
 }
 
 Dropout2dImpl::Dropout2dImpl(double p) : Module("Dropout2d"), p(p) {
-  EMBER_CHECK(p >= 0 && p <= 1, "[Dropout2d] dropout probability has to be between 0 and 1, but "
-              "got ", p);
+  EMBER_CHECK(p >= 0 && p <= 1,
+              "[Dropout2d] dropout probability has to be between 0 and 1, but "
+              "got ",
+              p);
 }
-Tensor Dropout2dImpl::forward(const Tensor& input) { return F::dropout2d(input, p, is_training()); }
-std::string Dropout2dImpl::extra_repr() const { return "p=" + fmt_double(p) + ", inplace=False"; }
+Tensor Dropout2dImpl::forward(const Tensor& input) {
+  return F::dropout2d(input, p, is_training());
+}
+std::string Dropout2dImpl::extra_repr() const {
+  return "p=" + fmt_double(p) + ", inplace=False";
+}
 
 }  // namespace ember::nn

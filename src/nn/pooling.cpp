@@ -63,7 +63,9 @@ Conv2dGeometry pool_geometry(const char* op, const Tensor& x, Size2d kernel, Siz
   return g;
 }
 
-Size2d stride_or_kernel(Size2d stride, Size2d kernel) { return stride == Size2d(0) ? kernel : stride; }
+Size2d stride_or_kernel(Size2d stride, Size2d kernel) {
+  return stride == Size2d(0) ? kernel : stride;
+}
 
 Tensor unbatch_like(const Tensor& out, const Tensor& input) {
   return input.dim() == 3 ? out.squeeze(0) : out;
@@ -74,8 +76,8 @@ Tensor unbatch_like(const Tensor& out, const Tensor& input) {
 Tensor max_pool2d(const Tensor& input, Size2d kernel, const MaxPool2dOptions& o) {
   image::check_floating("max_pool2d", input);
   Tensor x = image::as_batched("max_pool2d", input);
-  Conv2dGeometry g = pool_geometry("max_pool2d", x, kernel, stride_or_kernel(o.stride, kernel), o.padding,
-                                   o.dilation, o.ceil_mode);
+  Conv2dGeometry g = pool_geometry("max_pool2d", x, kernel, stride_or_kernel(o.stride, kernel),
+                                   o.padding, o.dilation, o.ceil_mode);
   int64_t n = g.batch, c = g.channels, taps = g.kernel_h * g.kernel_w, len = g.out_h * g.out_w;
   // Padding must lose every comparison, so the windows read from a copy framed with -infinity,
   // large enough for the windows ceil_mode adds; then im2col needs no padding of its own.
@@ -118,8 +120,8 @@ Tensor max_pool2d(const Tensor& input, Size2d kernel, const MaxPool2dOptions& o)
 Tensor avg_pool2d(const Tensor& input, Size2d kernel, const AvgPool2dOptions& o) {
   image::check_floating("avg_pool2d", input);
   Tensor x = image::as_batched("avg_pool2d", input);
-  Conv2dGeometry g =
-      pool_geometry("avg_pool2d", x, kernel, stride_or_kernel(o.stride, kernel), o.padding, 1, o.ceil_mode);
+  Conv2dGeometry g = pool_geometry("avg_pool2d", x, kernel, stride_or_kernel(o.stride, kernel),
+                                   o.padding, 1, o.ceil_mode);
   int64_t n = g.batch, c = g.channels, taps = g.kernel_h * g.kernel_w, len = g.out_h * g.out_w;
   // Each window's divisor: its extent clipped to the padded input (count_include_pad), or to the
   // input itself.

@@ -7,12 +7,16 @@
 namespace ember {
 
 namespace {
-Tensor as_float(const Tensor& x) { return x.is_floating_point() ? x : x.to(default_dtype()); }
+Tensor as_float(const Tensor& x) {
+  return x.is_floating_point() ? x : x.to(default_dtype());
+}
 }  // namespace
 
 Tensor var(const Tensor& x, const Shape& dims, bool unbiased, bool keepdim) {
-  EMBER_CHECK_KIND(DType, x.is_floating_point(), "[var] input dtype should be a floating point "
-                   "dtype, got ", x.dtype(), "; convert with .to(ember::kFloat32)");
+  EMBER_CHECK_KIND(DType, x.is_floating_point(),
+                   "[var] input dtype should be a floating point "
+                   "dtype, got ",
+                   x.dtype(), "; convert with .to(ember::kFloat32)");
   Tensor centered = x - mean(x, dims, true);
   Tensor ss = sum(centered * centered, dims, keepdim);
   int64_t n = ss.numel() == 0 ? 0 : x.numel() / ss.numel();

@@ -53,7 +53,9 @@ void write_values(const NestedValues& v, T*& out) {
   for (const auto& child : v.list()) write_values(child, out);
 }
 
-DType options_dtype(const TensorOptions& o) { return o.dtype.value_or(default_dtype()); }
+DType options_dtype(const TensorOptions& o) {
+  return o.dtype.value_or(default_dtype());
+}
 
 // Applies options.requires_grad to a freshly made tensor.
 Tensor finish(Tensor t, const TensorOptions& o) {
@@ -76,7 +78,8 @@ Tensor tensor(const NestedValues& values, const TensorOptions& options) {
   check_shape(values, 0, shape, any_float, any_int);
   // An empty list gives float32, as torch.tensor([]) does.
   DType inferred = any_float || !(any_int || shape_numel(shape) > 0) ? default_dtype()
-                   : any_int ? kInt64 : kBool;
+                   : any_int                                         ? kInt64
+                                                                     : kBool;
   // Values go straight into the requested dtype: no rounding through the inferred one first.
   DType dtype = options.dtype.value_or(inferred);
   Tensor host = make_tensor(shape, dtype, Device(kCPU));
@@ -96,7 +99,8 @@ Tensor from_blob_copy(const void* data, DType dtype, const Shape& shape,
 
 Tensor scalar_tensor(const Scalar& value, const TensorOptions& options) {
   return full({}, value,
-              {.dtype = options.dtype.value_or(default_dtype()), .device = options.device,
+              {.dtype = options.dtype.value_or(default_dtype()),
+               .device = options.device,
                .requires_grad = options.requires_grad});
 }
 
@@ -104,30 +108,37 @@ Tensor empty(const Shape& shape, const TensorOptions& options) {
   return finish(new_tensor(shape, options_dtype(options), options.target_device()), options);
 }
 Tensor zeros(const Shape& shape, const TensorOptions& options) {
-  return finish(new_tensor(shape, options_dtype(options), options.target_device()).fill_(0), options);
+  return finish(new_tensor(shape, options_dtype(options), options.target_device()).fill_(0),
+                options);
 }
 Tensor ones(const Shape& shape, const TensorOptions& options) {
-  return finish(new_tensor(shape, options_dtype(options), options.target_device()).fill_(1), options);
+  return finish(new_tensor(shape, options_dtype(options), options.target_device()).fill_(1),
+                options);
 }
 Tensor full(const Shape& shape, const Scalar& value, const TensorOptions& options) {
   DType inferred = value.is_floating_point() ? default_dtype() : value.dtype();
-  return finish(new_tensor(shape, options.dtype.value_or(inferred), options.target_device()).fill_(value),
-                options);
+  return finish(
+      new_tensor(shape, options.dtype.value_or(inferred), options.target_device()).fill_(value),
+      options);
 }
 
 Tensor eye(int64_t n, std::optional<int64_t> m0, const TensorOptions& options) {
   int64_t m = m0.value_or(n);
   EMBER_CHECK(n >= 0 && m >= 0, "[eye] n and m must be non-negative, got ", n, " and ", m);
   Tensor out = zeros({n, m}, {.dtype = options.dtype, .device = options.device});
-  if (n > 0 && m > 0) out.view({-1}).slice(0, 0, std::nullopt, m + 1).narrow(0, 0, std::min(n, m)).fill_(1);
+  if (n > 0 && m > 0)
+    out.view({-1}).slice(0, 0, std::nullopt, m + 1).narrow(0, 0, std::min(n, m)).fill_(1);
   return finish(out, options);
 }
 
-Tensor arange(const Scalar& end, const TensorOptions& options) { return arange(0, end, 1, options); }
+Tensor arange(const Scalar& end, const TensorOptions& options) {
+  return arange(0, end, 1, options);
+}
 
 Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step,
               const TensorOptions& options) {
-  bool all_int = !start.is_floating_point() && !end.is_floating_point() && !step.is_floating_point();
+  bool all_int =
+      !start.is_floating_point() && !end.is_floating_point() && !step.is_floating_point();
   DType dtype = options.dtype.value_or(all_int ? kInt64 : default_dtype());
   double s = start.to_double(), e = end.to_double(), st = step.to_double();
   EMBER_CHECK(st != 0, "[arange] step must be nonzero");
@@ -135,14 +146,17 @@ Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step,
   EMBER_CHECK((st > 0 && e >= s) || (st < 0 && e <= s),
               "[arange] upper bound and larger bound inconsistent with step sign (start ", start,
               ", end ", end, ", step ", step, ")");
-  int64_t n = all_int ? (end.to_int() - start.to_int() + step.to_int() - (st > 0 ? 1 : -1)) / step.to_int()
-                      : static_cast<int64_t>(std::ceil((e - s) / st));
+  int64_t n =
+      all_int ? (end.to_int() - start.to_int() + step.to_int() - (st > 0 ? 1 : -1)) / step.to_int()
+              : static_cast<int64_t>(std::ceil((e - s) / st));
   Tensor host = make_tensor({n}, dtype, Device(kCPU));
   visit_dtype(dtype, [&]<class T>() {
     T* p = static_cast<T*>(host.impl().data());
     for (int64_t i = 0; i < n; ++i) {
-      if (all_int) p[i] = static_cast<T>(start.to_int() + i * step.to_int());
-      else p[i] = static_cast<T>(s + static_cast<double>(i) * st);
+      if (all_int)
+        p[i] = static_cast<T>(start.to_int() + i * step.to_int());
+      else
+        p[i] = static_cast<T>(s + static_cast<double>(i) * st);
     }
   });
   return finish(host.to(options.target_device()), options);

@@ -48,12 +48,16 @@ DType result_type_of(std::initializer_list<const Tensor*> tensors) {
   return *combine(dim, combine(zero, wrapped));
 }
 
-DType result_type(const Tensor& a, const Tensor& b) { return result_type_of({&a, &b}); }
+DType result_type(const Tensor& a, const Tensor& b) {
+  return result_type_of({&a, &b});
+}
 DType result_type(const Tensor& a, const Scalar& b) {
   Tensor s = wrap_scalar(b, Device(kCPU));
   return result_type_of({&a, &s});
 }
-Shape broadcast_shapes(const Shape& a, const Shape& b) { return broadcast_shape("broadcast_shapes", a, b); }
+Shape broadcast_shapes(const Shape& a, const Shape& b) {
+  return broadcast_shape("broadcast_shapes", a, b);
+}
 
 Tensor on_device(const Tensor& t, Device device) {
   if (t.device() == device) return t;
@@ -134,7 +138,9 @@ Tensor binary_op(BinaryOp op, const Tensor& a0, const Tensor& b0) {
 
 namespace {
 
-Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b) { return binary_op(op, a, b); }
+Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b) {
+  return binary_op(op, a, b);
+}
 Tensor binary(BinaryOp op, const Tensor& a, const Scalar& b) {
   return binary_op(op, a, wrap_scalar(b, a.device()));
 }
@@ -143,9 +149,10 @@ Tensor& binary_(BinaryOp op, Tensor& self, const Tensor& other0) {
   const char* name = op_name(op);
   const std::string inplace = std::string(name) + "_";
   Device dev = operand_device(inplace.c_str(), {&self, &other0});
-  EMBER_CHECK_KIND(Device, dev == self.device(),
-                   "Expected all tensors to be on the same device, but found at least two devices, ",
-                   other0.device(), " and ", self.device(), "! (in ", name, "_)");
+  EMBER_CHECK_KIND(
+      Device, dev == self.device(),
+      "Expected all tensors to be on the same device, but found at least two devices, ",
+      other0.device(), " and ", self.device(), "! (in ", name, "_)");
   DType common = compute_dtype(op, result_type_of({&self, &other0}));
   check_bool_ops(op, common);
   EMBER_CHECK_KIND(DType, can_cast(common, self.dtype()), "[", name, "_] result type ", common,
@@ -153,7 +160,8 @@ Tensor& binary_(BinaryOp op, Tensor& self, const Tensor& other0) {
                    "; use the out-of-place ", name, "() instead");
   Shape shape = broadcast_shape(name, self.sizes(), other0.sizes());
   EMBER_CHECK_KIND(Shape, shape == self.sizes(), "[", name, "_] output with shape ",
-                   shape_str(self.sizes()), " doesn't match the broadcast shape ", shape_str(shape));
+                   shape_str(self.sizes()), " doesn't match the broadcast shape ",
+                   shape_str(shape));
   check_writable(name, self);
   if (self.numel() == 0) return self;
   if (autograd::needs_grad({&self, &other0})) {
@@ -196,7 +204,8 @@ namespace {
 // alpha must not turn an integer op into a float one (PyTorch's rule).
 void check_alpha(const char* op, const Tensor& a, const Tensor& b, const Scalar& alpha) {
   EMBER_CHECK_KIND(DType, !alpha.is_floating_point() || is_floating_point(result_type(a, b)), "[",
-                   op, "] For integral input tensors, argument alpha must not be a floating point "
+                   op,
+                   "] For integral input tensors, argument alpha must not be a floating point "
                    "number.");
 }
 }  // namespace
@@ -212,10 +221,18 @@ Tensor sub(const Tensor& a, const Tensor& b, const Scalar& alpha) {
   check_alpha("sub", a, b, alpha);
   return binary(BinaryOp::Sub, a, binary(BinaryOp::Mul, b, alpha));
 }
-Tensor mul(const Tensor& a, const Tensor& b) { return binary(BinaryOp::Mul, a, b); }
-Tensor div(const Tensor& a, const Tensor& b) { return binary(BinaryOp::Div, a, b); }
-Tensor pow(const Tensor& a, const Tensor& b) { return binary(BinaryOp::Pow, a, b); }
-Tensor pow(const Scalar& a, const Tensor& b) { return binary(BinaryOp::Pow, wrap_scalar(a, b.device()), b); }
+Tensor mul(const Tensor& a, const Tensor& b) {
+  return binary(BinaryOp::Mul, a, b);
+}
+Tensor div(const Tensor& a, const Tensor& b) {
+  return binary(BinaryOp::Div, a, b);
+}
+Tensor pow(const Tensor& a, const Tensor& b) {
+  return binary(BinaryOp::Pow, a, b);
+}
+Tensor pow(const Scalar& a, const Tensor& b) {
+  return binary(BinaryOp::Pow, wrap_scalar(a, b.device()), b);
+}
 Tensor pow(const Tensor& x, const Scalar& e) {
   DType dtype = result_type(x, e);
   EMBER_CHECK(!(is_integral(dtype, true) && e.is_integral() && e.to_int() < 0),
@@ -223,42 +240,87 @@ Tensor pow(const Tensor& x, const Scalar& e) {
   UnaryParams p{.a = e.to_double(), .has_a = true};
   return unary(UnaryOp::PowScalar, x, p, dtype);
 }
-Tensor maximum(const Tensor& a, const Tensor& b) { return binary(BinaryOp::Maximum, a, b); }
-Tensor minimum(const Tensor& a, const Tensor& b) { return binary(BinaryOp::Minimum, a, b); }
-Tensor eq(const Tensor& a, const Tensor& b) { return binary(BinaryOp::Eq, a, b); }
-Tensor ne(const Tensor& a, const Tensor& b) { return binary(BinaryOp::Ne, a, b); }
-Tensor lt(const Tensor& a, const Tensor& b) { return binary(BinaryOp::Lt, a, b); }
-Tensor le(const Tensor& a, const Tensor& b) { return binary(BinaryOp::Le, a, b); }
-Tensor gt(const Tensor& a, const Tensor& b) { return binary(BinaryOp::Gt, a, b); }
-Tensor ge(const Tensor& a, const Tensor& b) { return binary(BinaryOp::Ge, a, b); }
-Tensor logical_and(const Tensor& a, const Tensor& b) { return binary(BinaryOp::LogicalAnd, a, b); }
-Tensor logical_or(const Tensor& a, const Tensor& b) { return binary(BinaryOp::LogicalOr, a, b); }
-Tensor logical_xor(const Tensor& a, const Tensor& b) { return binary(BinaryOp::LogicalXor, a, b); }
+Tensor maximum(const Tensor& a, const Tensor& b) {
+  return binary(BinaryOp::Maximum, a, b);
+}
+Tensor minimum(const Tensor& a, const Tensor& b) {
+  return binary(BinaryOp::Minimum, a, b);
+}
+Tensor eq(const Tensor& a, const Tensor& b) {
+  return binary(BinaryOp::Eq, a, b);
+}
+Tensor ne(const Tensor& a, const Tensor& b) {
+  return binary(BinaryOp::Ne, a, b);
+}
+Tensor lt(const Tensor& a, const Tensor& b) {
+  return binary(BinaryOp::Lt, a, b);
+}
+Tensor le(const Tensor& a, const Tensor& b) {
+  return binary(BinaryOp::Le, a, b);
+}
+Tensor gt(const Tensor& a, const Tensor& b) {
+  return binary(BinaryOp::Gt, a, b);
+}
+Tensor ge(const Tensor& a, const Tensor& b) {
+  return binary(BinaryOp::Ge, a, b);
+}
+Tensor logical_and(const Tensor& a, const Tensor& b) {
+  return binary(BinaryOp::LogicalAnd, a, b);
+}
+Tensor logical_or(const Tensor& a, const Tensor& b) {
+  return binary(BinaryOp::LogicalOr, a, b);
+}
+Tensor logical_xor(const Tensor& a, const Tensor& b) {
+  return binary(BinaryOp::LogicalXor, a, b);
+}
 
 // --- unary
 
 Tensor neg(const Tensor& x) {
-  EMBER_CHECK_KIND(DType, x.dtype() != kBool,
-                   "[neg] Negation, the `-` operator, on a bool tensor is not supported. If you are "
-                   "trying to invert a mask, use the `!` operator or logical_not() instead.");
+  EMBER_CHECK_KIND(
+      DType, x.dtype() != kBool,
+      "[neg] Negation, the `-` operator, on a bool tensor is not supported. If you are "
+      "trying to invert a mask, use the `!` operator or logical_not() instead.");
   return unary(UnaryOp::Neg, x);
 }
-Tensor abs(const Tensor& x) { return unary(UnaryOp::Abs, x); }
-Tensor exp(const Tensor& x) { return unary(UnaryOp::Exp, x); }
-Tensor log(const Tensor& x) { return unary(UnaryOp::Log, x); }
-Tensor log1p(const Tensor& x) { return unary(UnaryOp::Log1p, x); }
-Tensor sqrt(const Tensor& x) { return unary(UnaryOp::Sqrt, x); }
-Tensor rsqrt(const Tensor& x) { return unary(UnaryOp::Rsqrt, x); }
-Tensor relu(const Tensor& x) { return unary(UnaryOp::Relu, x); }
-Tensor sigmoid(const Tensor& x) { return unary(UnaryOp::Sigmoid, x); }
-Tensor tanh(const Tensor& x) { return unary(UnaryOp::Tanh, x); }
+Tensor abs(const Tensor& x) {
+  return unary(UnaryOp::Abs, x);
+}
+Tensor exp(const Tensor& x) {
+  return unary(UnaryOp::Exp, x);
+}
+Tensor log(const Tensor& x) {
+  return unary(UnaryOp::Log, x);
+}
+Tensor log1p(const Tensor& x) {
+  return unary(UnaryOp::Log1p, x);
+}
+Tensor sqrt(const Tensor& x) {
+  return unary(UnaryOp::Sqrt, x);
+}
+Tensor rsqrt(const Tensor& x) {
+  return unary(UnaryOp::Rsqrt, x);
+}
+Tensor relu(const Tensor& x) {
+  return unary(UnaryOp::Relu, x);
+}
+Tensor sigmoid(const Tensor& x) {
+  return unary(UnaryOp::Sigmoid, x);
+}
+Tensor tanh(const Tensor& x) {
+  return unary(UnaryOp::Tanh, x);
+}
 Tensor gelu(const Tensor& x, const std::string& approximate) {
   EMBER_CHECK(approximate == "none" || approximate == "tanh",
               "[gelu] approximate must be \"none\" or \"tanh\", got \"", approximate, "\"");
   return unary(UnaryOp::Gelu, x, UnaryParams{.a = approximate == "tanh" ? 1.0 : 0.0});
 }
-Tensor logical_not(const Tensor& x) { return unary(UnaryOp::LogicalNot, x); }
-Tensor sign(const Tensor& x) { return unary(UnaryOp::Sign, x); }
+Tensor logical_not(const Tensor& x) {
+  return unary(UnaryOp::LogicalNot, x);
+}
+Tensor sign(const Tensor& x) {
+  return unary(UnaryOp::Sign, x);
+}
 Tensor leaky_relu(const Tensor& x, double negative_slope) {
   return unary(UnaryOp::LeakyRelu, x, UnaryParams{.a = negative_slope});
 }
@@ -271,8 +333,10 @@ UnaryParams clamp_params(const Tensor& x, const std::optional<Scalar>& lo,
   if (lo) t = promote_types(t, result_type(x, *lo));
   if (hi) t = promote_types(t, result_type(x, *hi));
   *dtype = t;
-  return UnaryParams{.a = lo ? lo->to_double() : 0, .b = hi ? hi->to_double() : 0,
-                     .has_a = lo.has_value(), .has_b = hi.has_value()};
+  return UnaryParams{.a = lo ? lo->to_double() : 0,
+                     .b = hi ? hi->to_double() : 0,
+                     .has_a = lo.has_value(),
+                     .has_b = hi.has_value()};
 }
 }  // namespace
 
@@ -309,7 +373,8 @@ Tensor where(const Tensor& cond0, const Tensor& a0, const Tensor& b0) {
   DType common = result_type_of({&a0, &b0});
   Tensor cond = on_device(cond0, dev);
   Tensor a = on_device(a0, dev).to(common), b = on_device(b0, dev).to(common);
-  Shape shape = broadcast_shape("where", broadcast_shape("where", cond.sizes(), a.sizes()), b.sizes());
+  Shape shape =
+      broadcast_shape("where", broadcast_shape("where", cond.sizes(), a.sizes()), b.sizes());
   Tensor out = make_tensor(shape, common, dev);
   if (out.numel() == 0) return out;
   BroadcastView vc(cond, shape), va(a, shape), vb(b, shape);
@@ -344,11 +409,14 @@ Tensor& Tensor::masked_fill_(const Tensor& mask0, const Scalar& value) {
                    "[masked_fill_] only supports boolean masks, but got mask with dtype ",
                    mask0.dtype());
   Device dev = operand_device("masked_fill_", {this, &mask0});
-  EMBER_CHECK_KIND(Device, dev == device(), "Expected all tensors to be on the same device, but "
-                   "found at least two devices, ", mask0.device(), " and ", device(), "! (in masked_fill_)");
+  EMBER_CHECK_KIND(Device, dev == device(),
+                   "Expected all tensors to be on the same device, but "
+                   "found at least two devices, ",
+                   mask0.device(), " and ", device(), "! (in masked_fill_)");
   Shape shape = broadcast_shape("masked_fill_", sizes(), mask0.sizes());
-  EMBER_CHECK_KIND(Shape, shape == sizes(), "[masked_fill_] mask of shape ", shape_str(mask0.sizes()),
-                   " can't be broadcast to the tensor's shape ", shape_str(sizes()));
+  EMBER_CHECK_KIND(Shape, shape == sizes(), "[masked_fill_] mask of shape ",
+                   shape_str(mask0.sizes()), " can't be broadcast to the tensor's shape ",
+                   shape_str(sizes()));
   check_writable("masked_fill_", *this);
   if (numel() == 0) return *this;
   Tensor mask = on_device(mask0, dev);
@@ -374,12 +442,24 @@ Tensor& Tensor::sub_(const Tensor& other, const Scalar& alpha) {
   if (alpha.to_double() == 1 && !alpha.is_bool()) return binary_(BinaryOp::Sub, *this, other);
   return binary_(BinaryOp::Sub, *this, binary(BinaryOp::Mul, other, alpha));
 }
-Tensor& Tensor::mul_(const Tensor& other) { return binary_(BinaryOp::Mul, *this, other); }
-Tensor& Tensor::div_(const Tensor& other) { return binary_(BinaryOp::Div, *this, other); }
-Tensor& Tensor::add_(const Scalar& other) { return binary_(BinaryOp::Add, *this, wrap_scalar(other, device())); }
-Tensor& Tensor::sub_(const Scalar& other) { return binary_(BinaryOp::Sub, *this, wrap_scalar(other, device())); }
-Tensor& Tensor::mul_(const Scalar& other) { return binary_(BinaryOp::Mul, *this, wrap_scalar(other, device())); }
-Tensor& Tensor::div_(const Scalar& other) { return binary_(BinaryOp::Div, *this, wrap_scalar(other, device())); }
+Tensor& Tensor::mul_(const Tensor& other) {
+  return binary_(BinaryOp::Mul, *this, other);
+}
+Tensor& Tensor::div_(const Tensor& other) {
+  return binary_(BinaryOp::Div, *this, other);
+}
+Tensor& Tensor::add_(const Scalar& other) {
+  return binary_(BinaryOp::Add, *this, wrap_scalar(other, device()));
+}
+Tensor& Tensor::sub_(const Scalar& other) {
+  return binary_(BinaryOp::Sub, *this, wrap_scalar(other, device()));
+}
+Tensor& Tensor::mul_(const Scalar& other) {
+  return binary_(BinaryOp::Mul, *this, wrap_scalar(other, device()));
+}
+Tensor& Tensor::div_(const Scalar& other) {
+  return binary_(BinaryOp::Div, *this, wrap_scalar(other, device()));
+}
 
 Tensor& Tensor::fill_(const Scalar& value) {
   check_writable("fill_", *this);
@@ -392,41 +472,113 @@ Tensor& Tensor::fill_(const Scalar& value) {
 
 // --- operators
 
-Tensor operator+(const Tensor& a, const Tensor& b) { return binary(BinaryOp::Add, a, b); }
-Tensor operator-(const Tensor& a, const Tensor& b) { return binary(BinaryOp::Sub, a, b); }
-Tensor operator*(const Tensor& a, const Tensor& b) { return binary(BinaryOp::Mul, a, b); }
-Tensor operator/(const Tensor& a, const Tensor& b) { return binary(BinaryOp::Div, a, b); }
-Tensor operator+(const Tensor& a, const Scalar& b) { return binary(BinaryOp::Add, a, b); }
-Tensor operator-(const Tensor& a, const Scalar& b) { return binary(BinaryOp::Sub, a, b); }
-Tensor operator*(const Tensor& a, const Scalar& b) { return binary(BinaryOp::Mul, a, b); }
-Tensor operator/(const Tensor& a, const Scalar& b) { return binary(BinaryOp::Div, a, b); }
-Tensor operator+(const Scalar& a, const Tensor& b) { return binary(BinaryOp::Add, wrap_scalar(a, b.device()), b); }
-Tensor operator-(const Scalar& a, const Tensor& b) { return binary(BinaryOp::Sub, wrap_scalar(a, b.device()), b); }
-Tensor operator*(const Scalar& a, const Tensor& b) { return binary(BinaryOp::Mul, wrap_scalar(a, b.device()), b); }
-Tensor operator/(const Scalar& a, const Tensor& b) { return binary(BinaryOp::Div, wrap_scalar(a, b.device()), b); }
-Tensor operator-(const Tensor& x) { return neg(x); }
-Tensor operator==(const Tensor& a, const Tensor& b) { return eq(a, b); }
-Tensor operator!=(const Tensor& a, const Tensor& b) { return ne(a, b); }
-Tensor operator<(const Tensor& a, const Tensor& b) { return lt(a, b); }
-Tensor operator<=(const Tensor& a, const Tensor& b) { return le(a, b); }
-Tensor operator>(const Tensor& a, const Tensor& b) { return gt(a, b); }
-Tensor operator>=(const Tensor& a, const Tensor& b) { return ge(a, b); }
-Tensor operator==(const Tensor& a, const Scalar& b) { return binary(BinaryOp::Eq, a, b); }
-Tensor operator!=(const Tensor& a, const Scalar& b) { return binary(BinaryOp::Ne, a, b); }
-Tensor operator<(const Tensor& a, const Scalar& b) { return binary(BinaryOp::Lt, a, b); }
-Tensor operator<=(const Tensor& a, const Scalar& b) { return binary(BinaryOp::Le, a, b); }
-Tensor operator>(const Tensor& a, const Scalar& b) { return binary(BinaryOp::Gt, a, b); }
-Tensor operator>=(const Tensor& a, const Scalar& b) { return binary(BinaryOp::Ge, a, b); }
-Tensor operator&&(const Tensor& a, const Tensor& b) { return logical_and(a, b); }
-Tensor operator||(const Tensor& a, const Tensor& b) { return logical_or(a, b); }
-Tensor operator!(const Tensor& x) { return logical_not(x); }
-Tensor& operator+=(Tensor& a, const Tensor& b) { return a.add_(b); }
-Tensor& operator-=(Tensor& a, const Tensor& b) { return a.sub_(b); }
-Tensor& operator*=(Tensor& a, const Tensor& b) { return a.mul_(b); }
-Tensor& operator/=(Tensor& a, const Tensor& b) { return a.div_(b); }
-Tensor& operator+=(Tensor& a, const Scalar& b) { return a.add_(b); }
-Tensor& operator-=(Tensor& a, const Scalar& b) { return a.sub_(b); }
-Tensor& operator*=(Tensor& a, const Scalar& b) { return a.mul_(b); }
-Tensor& operator/=(Tensor& a, const Scalar& b) { return a.div_(b); }
+Tensor operator+(const Tensor& a, const Tensor& b) {
+  return binary(BinaryOp::Add, a, b);
+}
+Tensor operator-(const Tensor& a, const Tensor& b) {
+  return binary(BinaryOp::Sub, a, b);
+}
+Tensor operator*(const Tensor& a, const Tensor& b) {
+  return binary(BinaryOp::Mul, a, b);
+}
+Tensor operator/(const Tensor& a, const Tensor& b) {
+  return binary(BinaryOp::Div, a, b);
+}
+Tensor operator+(const Tensor& a, const Scalar& b) {
+  return binary(BinaryOp::Add, a, b);
+}
+Tensor operator-(const Tensor& a, const Scalar& b) {
+  return binary(BinaryOp::Sub, a, b);
+}
+Tensor operator*(const Tensor& a, const Scalar& b) {
+  return binary(BinaryOp::Mul, a, b);
+}
+Tensor operator/(const Tensor& a, const Scalar& b) {
+  return binary(BinaryOp::Div, a, b);
+}
+Tensor operator+(const Scalar& a, const Tensor& b) {
+  return binary(BinaryOp::Add, wrap_scalar(a, b.device()), b);
+}
+Tensor operator-(const Scalar& a, const Tensor& b) {
+  return binary(BinaryOp::Sub, wrap_scalar(a, b.device()), b);
+}
+Tensor operator*(const Scalar& a, const Tensor& b) {
+  return binary(BinaryOp::Mul, wrap_scalar(a, b.device()), b);
+}
+Tensor operator/(const Scalar& a, const Tensor& b) {
+  return binary(BinaryOp::Div, wrap_scalar(a, b.device()), b);
+}
+Tensor operator-(const Tensor& x) {
+  return neg(x);
+}
+Tensor operator==(const Tensor& a, const Tensor& b) {
+  return eq(a, b);
+}
+Tensor operator!=(const Tensor& a, const Tensor& b) {
+  return ne(a, b);
+}
+Tensor operator<(const Tensor& a, const Tensor& b) {
+  return lt(a, b);
+}
+Tensor operator<=(const Tensor& a, const Tensor& b) {
+  return le(a, b);
+}
+Tensor operator>(const Tensor& a, const Tensor& b) {
+  return gt(a, b);
+}
+Tensor operator>=(const Tensor& a, const Tensor& b) {
+  return ge(a, b);
+}
+Tensor operator==(const Tensor& a, const Scalar& b) {
+  return binary(BinaryOp::Eq, a, b);
+}
+Tensor operator!=(const Tensor& a, const Scalar& b) {
+  return binary(BinaryOp::Ne, a, b);
+}
+Tensor operator<(const Tensor& a, const Scalar& b) {
+  return binary(BinaryOp::Lt, a, b);
+}
+Tensor operator<=(const Tensor& a, const Scalar& b) {
+  return binary(BinaryOp::Le, a, b);
+}
+Tensor operator>(const Tensor& a, const Scalar& b) {
+  return binary(BinaryOp::Gt, a, b);
+}
+Tensor operator>=(const Tensor& a, const Scalar& b) {
+  return binary(BinaryOp::Ge, a, b);
+}
+Tensor operator&&(const Tensor& a, const Tensor& b) {
+  return logical_and(a, b);
+}
+Tensor operator||(const Tensor& a, const Tensor& b) {
+  return logical_or(a, b);
+}
+Tensor operator!(const Tensor& x) {
+  return logical_not(x);
+}
+Tensor& operator+=(Tensor& a, const Tensor& b) {
+  return a.add_(b);
+}
+Tensor& operator-=(Tensor& a, const Tensor& b) {
+  return a.sub_(b);
+}
+Tensor& operator*=(Tensor& a, const Tensor& b) {
+  return a.mul_(b);
+}
+Tensor& operator/=(Tensor& a, const Tensor& b) {
+  return a.div_(b);
+}
+Tensor& operator+=(Tensor& a, const Scalar& b) {
+  return a.add_(b);
+}
+Tensor& operator-=(Tensor& a, const Scalar& b) {
+  return a.sub_(b);
+}
+Tensor& operator*=(Tensor& a, const Scalar& b) {
+  return a.mul_(b);
+}
+Tensor& operator/=(Tensor& a, const Scalar& b) {
+  return a.div_(b);
+}
 
 }  // namespace ember

@@ -98,7 +98,9 @@ void record_unary(UnaryOp op, const Tensor& x, const Tensor& out, const UnaryPar
                      Tensor x = sx.unpack(), y = sy.unpack(), r;
                      switch (op) {
 #define EMBER_UNARY(Name, name, Fn, kind, grad) \
-  case UnaryOp::Name: r = (grad); break;
+  case UnaryOp::Name:                           \
+    r = (grad);                                 \
+    break;
 #include "ops/unary_ops.def"
 #undef EMBER_UNARY
                      }
@@ -113,13 +115,13 @@ void record_binary(BinaryOp op, const Tensor& a0, const Tensor& b0, const Tensor
   const BinaryUses* uses = kBinaryUses[static_cast<int>(op)];
   bool ga = a0.requires_grad(), gb = b0.requires_grad();
   auto need = [&](bool BinaryUses::*v) { return (ga && uses[0].*v) || (gb && uses[1].*v); };
-  autograd::record(backward_name(op), {&a0, &b0}, out,
-                   [op, ia = InputInfo(a0), ib = InputInfo(b0),
-                    sa = save_if(need(&BinaryUses::a), a_used),
-                    sb = save_if(need(&BinaryUses::b), b_used),
-                    sy = save_if(need(&BinaryUses::y), out, true)](const Tensor& g) {
-                     Tensor a = sa.unpack(), b = sb.unpack(), y = sy.unpack(), ra, rb;
-                     switch (op) {
+  autograd::record(
+      backward_name(op), {&a0, &b0}, out,
+      [op, ia = InputInfo(a0), ib = InputInfo(b0), sa = save_if(need(&BinaryUses::a), a_used),
+       sb = save_if(need(&BinaryUses::b), b_used),
+       sy = save_if(need(&BinaryUses::y), out, true)](const Tensor& g) {
+        Tensor a = sa.unpack(), b = sb.unpack(), y = sy.unpack(), ra, rb;
+        switch (op) {
 #define EMBER_BINARY(Name, name, Fn, kind, grad_a, grad_b) \
   case BinaryOp::Name:                                     \
     if (ia.requires_grad) ra = (grad_a);                   \
@@ -127,9 +129,9 @@ void record_binary(BinaryOp op, const Tensor& a0, const Tensor& b0, const Tensor
     break;
 #include "ops/binary_ops.def"
 #undef EMBER_BINARY
-                     }
-                     return std::vector<Tensor>{ia.fit(ra), ib.fit(rb)};
-                   });
+        }
+        return std::vector<Tensor>{ia.fit(ra), ib.fit(rb)};
+      });
 }
 
 }  // namespace ember

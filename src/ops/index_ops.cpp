@@ -51,13 +51,17 @@ Tensor cat(const std::vector<Tensor>& tensors, int64_t dim) {
     const Tensor& t = *parts[p];
     size_t i = positions[p];
     common_device("cat", {&ref, &t});
-    EMBER_CHECK_KIND(Shape, t.dim() == ref.dim(), "[cat] Tensors must have same number of "
-                     "dimensions: got ", ref.dim(), " and ", t.dim());
+    EMBER_CHECK_KIND(Shape, t.dim() == ref.dim(),
+                     "[cat] Tensors must have same number of "
+                     "dimensions: got ",
+                     ref.dim(), " and ", t.dim());
     for (int64_t k = 0; k < t.dim(); ++k)
-      EMBER_CHECK_KIND(Shape, k == d || t.size(k) == ref.size(k), "[cat] Sizes of tensors must "
-                       "match except in dimension ", d, ". Expected size ", ref.size(k),
-                       " but got size ", t.size(k), " for tensor number ", i, " in the list (",
-                       shape_str(ref.sizes()), " vs ", shape_str(t.sizes()), ")");
+      EMBER_CHECK_KIND(Shape, k == d || t.size(k) == ref.size(k),
+                       "[cat] Sizes of tensors must "
+                       "match except in dimension ",
+                       d, ". Expected size ", ref.size(k), " but got size ", t.size(k),
+                       " for tensor number ", i, " in the list (", shape_str(ref.sizes()), " vs ",
+                       shape_str(t.sizes()), ")");
     shape[d] += t.size(d);
   }
   Tensor out = make_tensor(shape, dtype, device);
@@ -74,9 +78,11 @@ Tensor stack(const std::vector<Tensor>& tensors, int64_t dim) {
   int64_t d = wrap_dim("stack", dim, tensors[0].dim() + 1);
   std::vector<Tensor> parts;
   for (size_t i = 0; i < tensors.size(); ++i) {
-    EMBER_CHECK_KIND(Shape, tensors[i].sizes() == tensors[0].sizes(), "[stack] stack expects each "
-                     "tensor to be equal size, but got ", shape_str(tensors[0].sizes()),
-                     " at entry 0 and ", shape_str(tensors[i].sizes()), " at entry ", i);
+    EMBER_CHECK_KIND(Shape, tensors[i].sizes() == tensors[0].sizes(),
+                     "[stack] stack expects each "
+                     "tensor to be equal size, but got ",
+                     shape_str(tensors[0].sizes()), " at entry 0 and ",
+                     shape_str(tensors[i].sizes()), " at entry ", i);
     parts.push_back(tensors[i].unsqueeze(d));
   }
   return cat(parts, d);
@@ -88,8 +94,10 @@ Tensor index_select(const Tensor& x, int64_t dim, const Tensor& index0) {
                    index0.dim(), "-D of shape ", shape_str(index0.sizes()));
   Tensor index = as_index("index_select", index0).reshape({-1});
   int64_t d = wrap_dim("index_select", dim, x.dim());
-  EMBER_CHECK_KIND(Index, x.dim() > 0 || index.numel() == 1, "[index_select] Index to scalar can "
-                   "have only 1 value, got ", index.numel(), " value(s)");
+  EMBER_CHECK_KIND(Index, x.dim() > 0 || index.numel() == 1,
+                   "[index_select] Index to scalar can "
+                   "have only 1 value, got ",
+                   index.numel(), " value(s)");
   int64_t size = x.dim() == 0 ? 1 : x.size(d);
   check_bounds("index_select", index, size, d);
   Shape shape = x.sizes();
@@ -98,17 +106,17 @@ Tensor index_select(const Tensor& x, int64_t dim, const Tensor& index0) {
   if (out.numel() == 0) return out;
   Tensor src = x.contiguous();
   backend_for(x).index_select(view_of(out), view_of(src), d, view_of(index));
-  autograd::record("IndexSelectBackward0", {&x}, out,
-                   [sizes = x.sizes(), dtype = x.dtype(), device = x.device(), d,
-                    index](const Tensor& g) {
-                     // Add each gradient row back at its index: scatter_add with the index
-                     // broadcast along the other dims.
-                     Tensor r = zeros(sizes, {.dtype = dtype, .device = device});
-                     if (sizes.empty()) return std::vector<Tensor>{r.add_(g.sum())};
-                     Shape shape(sizes.size(), 1);
-                     shape[d] = index.numel();
-                     return std::vector<Tensor>{r.scatter_add_(d, index.view(shape).expand(g.sizes()), g)};
-                   });
+  autograd::record(
+      "IndexSelectBackward0", {&x}, out,
+      [sizes = x.sizes(), dtype = x.dtype(), device = x.device(), d, index](const Tensor& g) {
+        // Add each gradient row back at its index: scatter_add with the index
+        // broadcast along the other dims.
+        Tensor r = zeros(sizes, {.dtype = dtype, .device = device});
+        if (sizes.empty()) return std::vector<Tensor>{r.add_(g.sum())};
+        Shape shape(sizes.size(), 1);
+        shape[d] = index.numel();
+        return std::vector<Tensor>{r.scatter_add_(d, index.view(shape).expand(g.sizes()), g)};
+      });
   return out;
 }
 
@@ -116,23 +124,26 @@ Tensor gather(const Tensor& x, int64_t dim, const Tensor& index0) {
   common_device("gather", {&x, &index0});
   Tensor index = as_index("gather", index0);
   int64_t d = wrap_dim("gather", dim, x.dim());
-  EMBER_CHECK_KIND(Shape, index.dim() == x.dim(), "[gather] Index tensor must have the same number "
-                   "of dimensions as input tensor (", shape_str(index.sizes()), " vs ",
-                   shape_str(x.sizes()), ")");
+  EMBER_CHECK_KIND(Shape, index.dim() == x.dim(),
+                   "[gather] Index tensor must have the same number "
+                   "of dimensions as input tensor (",
+                   shape_str(index.sizes()), " vs ", shape_str(x.sizes()), ")");
   for (int64_t k = 0; k < x.dim(); ++k)
-    EMBER_CHECK_KIND(Shape, k == d || index.size(k) <= x.size(k), "[gather] Size does not match at "
-                     "dimension ", k, " expected index ", shape_str(index.sizes()),
-                     " to be smaller than self ", shape_str(x.sizes()), " apart from dimension ", d);
+    EMBER_CHECK_KIND(Shape, k == d || index.size(k) <= x.size(k),
+                     "[gather] Size does not match at "
+                     "dimension ",
+                     k, " expected index ", shape_str(index.sizes()), " to be smaller than self ",
+                     shape_str(x.sizes()), " apart from dimension ", d);
   check_bounds("gather", index, x.dim() == 0 ? 1 : x.size(d), d);
   Tensor out = make_tensor(index.sizes(), x.dtype(), x.device());
   if (out.numel() == 0) return out;
   backend_for(x).gather(view_of(out), view_of(x), d, view_of(index));
-  autograd::record("GatherBackward0", {&x}, out,
-                   [sizes = x.sizes(), dtype = x.dtype(), device = x.device(), d,
-                    index](const Tensor& g) {
-                     Tensor r = zeros(sizes, {.dtype = dtype, .device = device});
-                     return std::vector<Tensor>{r.scatter_add_(d, index, g)};
-                   });
+  autograd::record(
+      "GatherBackward0", {&x}, out,
+      [sizes = x.sizes(), dtype = x.dtype(), device = x.device(), d, index](const Tensor& g) {
+        Tensor r = zeros(sizes, {.dtype = dtype, .device = device});
+        return std::vector<Tensor>{r.scatter_add_(d, index, g)};
+      });
   return out;
 }
 
@@ -140,12 +151,15 @@ Tensor& Tensor::scatter_add_(int64_t dim, const Tensor& index0, const Tensor& sr
   common_device("scatter_add_", {this, &index0, &src});
   Tensor index = as_index("scatter_add_", index0);
   int64_t d = wrap_dim("scatter_add_", dim, this->dim());
-  EMBER_CHECK_KIND(DType, src.dtype() == dtype(), "[scatter_add_] Expected self.dtype to be equal "
-                   "to src.dtype, got ", dtype(), " and ", src.dtype());
+  EMBER_CHECK_KIND(DType, src.dtype() == dtype(),
+                   "[scatter_add_] Expected self.dtype to be equal "
+                   "to src.dtype, got ",
+                   dtype(), " and ", src.dtype());
   EMBER_CHECK_KIND(Shape, index.dim() == this->dim() && src.dim() == this->dim(),
                    "[scatter_add_] Index tensor must have the same number of dimensions as self "
-                   "and src (", shape_str(index.sizes()), ", ", shape_str(sizes()), ", ",
-                   shape_str(src.sizes()), ")");
+                   "and src (",
+                   shape_str(index.sizes()), ", ", shape_str(sizes()), ", ", shape_str(src.sizes()),
+                   ")");
   for (int64_t k = 0; k < this->dim(); ++k) {
     EMBER_CHECK_KIND(Shape, index.size(k) <= src.size(k), "[scatter_add_] Expected index ",
                      shape_str(index.sizes()), " to be smaller than src ", shape_str(src.sizes()),
@@ -157,19 +171,19 @@ Tensor& Tensor::scatter_add_(int64_t dim, const Tensor& index0, const Tensor& sr
   check_bounds("scatter_add_", index, this->dim() == 0 ? 1 : size(d), d);
   check_writable("scatter_add_", *this);
   storage()->bump_version();
-  autograd::record_inplace("ScatterAddBackward0", *this, {&src},
-                           [d, index, src_sizes = src.sizes()](const Tensor& g) {
-                             Tensor picked = g.gather(d, index);
-                             if (picked.sizes() == src_sizes) return std::vector<Tensor>{g, picked};
-                             // src may be larger than index: only its leading corner was used.
-                             Tensor r = zeros(src_sizes, {.dtype = g.dtype(), .device = g.device()});
-                             Tensor corner = r;
-                             for (int64_t k = 0; k < picked.dim(); ++k)
-                               corner = corner.narrow(k, 0, picked.size(k));
-                             corner.copy_(picked);
-                             return std::vector<Tensor>{g, r};
-                           });
-  if (index.numel() > 0) backend_for(*this).scatter_add(view_of(*this), d, view_of(index), view_of(src));
+  autograd::record_inplace(
+      "ScatterAddBackward0", *this, {&src}, [d, index, src_sizes = src.sizes()](const Tensor& g) {
+        Tensor picked = g.gather(d, index);
+        if (picked.sizes() == src_sizes) return std::vector<Tensor>{g, picked};
+        // src may be larger than index: only its leading corner was used.
+        Tensor r = zeros(src_sizes, {.dtype = g.dtype(), .device = g.device()});
+        Tensor corner = r;
+        for (int64_t k = 0; k < picked.dim(); ++k) corner = corner.narrow(k, 0, picked.size(k));
+        corner.copy_(picked);
+        return std::vector<Tensor>{g, r};
+      });
+  if (index.numel() > 0)
+    backend_for(*this).scatter_add(view_of(*this), d, view_of(index), view_of(src));
   return *this;
 }
 
@@ -178,16 +192,20 @@ Tensor scatter_add(const Tensor& x, int64_t dim, const Tensor& index, const Tens
 }
 
 Tensor one_hot(const Tensor& indices, int64_t num_classes) {
-  EMBER_CHECK_KIND(DType, indices.dtype() == kInt64, "[one_hot] is only applicable to index tensor "
-                   "of dtype int64, got ", indices.dtype());
+  EMBER_CHECK_KIND(DType, indices.dtype() == kInt64,
+                   "[one_hot] is only applicable to index tensor "
+                   "of dtype int64, got ",
+                   indices.dtype());
   if (indices.numel() > 0) {
     EMBER_CHECK(min(indices).item<int64_t>() >= 0, "[one_hot] Class values must be non-negative.");
-    if (num_classes == -1) num_classes = max(indices).item<int64_t>() + 1;
+    if (num_classes == -1)
+      num_classes = max(indices).item<int64_t>() + 1;
     else
       EMBER_CHECK(max(indices).item<int64_t>() < num_classes,
                   "[one_hot] Class values must be smaller than num_classes.");
   } else {
-    EMBER_CHECK(num_classes != -1, "[one_hot] Can not infer total number of classes from empty "
+    EMBER_CHECK(num_classes != -1,
+                "[one_hot] Can not infer total number of classes from empty "
                 "tensor.");
   }
   Tensor classes = arange(num_classes, {.dtype = kInt64, .device = indices.device()});

@@ -9,8 +9,8 @@ namespace {
 void check_pair(const char* op, const Tensor& a, const Tensor& b) {
   common_device(op, {&a, &b});
   EMBER_CHECK_KIND(DType, a.dtype() == b.dtype(), "[", op,
-                   "] expected both operands to have the same dtype, but got: ", a.dtype(), " != ",
-                   b.dtype(), "; convert one with .to(other.dtype())");
+                   "] expected both operands to have the same dtype, but got: ", a.dtype(),
+                   " != ", b.dtype(), "; convert one with .to(other.dtype())");
 }
 
 // a: (B, M, K), b: (B, K, N) -> (B, M, N)
@@ -33,10 +33,11 @@ Tensor batched(const Tensor& a, const Tensor& b) {
 
 Tensor mm(const Tensor& a, const Tensor& b) {
   check_pair("mm", a, b);
-  EMBER_CHECK_KIND(Shape, a.dim() == 2 && b.dim() == 2, "[mm] expected 2-D tensors, got ",
-                   a.dim(), "-D and ", b.dim(), "-D; use matmul() for other ranks");
-  EMBER_CHECK_KIND(Shape, a.size(1) == b.size(0), "[mm] mat1 and mat2 shapes cannot be multiplied (",
-                   a.size(0), "x", a.size(1), " and ", b.size(0), "x", b.size(1), ")");
+  EMBER_CHECK_KIND(Shape, a.dim() == 2 && b.dim() == 2, "[mm] expected 2-D tensors, got ", a.dim(),
+                   "-D and ", b.dim(), "-D; use matmul() for other ranks");
+  EMBER_CHECK_KIND(Shape, a.size(1) == b.size(0),
+                   "[mm] mat1 and mat2 shapes cannot be multiplied (", a.size(0), "x", a.size(1),
+                   " and ", b.size(0), "x", b.size(1), ")");
   Tensor out = make_tensor({a.size(0), b.size(1)}, a.dtype(), a.device());
   if (out.numel() > 0) {
     // The kernel takes batches: view each matrix as a batch of one.
@@ -48,38 +49,43 @@ Tensor mm(const Tensor& a, const Tensor& b) {
                           View{b.impl().data(), sb, tb, b.dtype()});
   }
   if (autograd::needs_grad({&a, &b})) {
-    autograd::record("MmBackward0", {&a, &b}, out,
-                     [sa = autograd::SavedTensor(a), sb = autograd::SavedTensor(b),
-                      ga = a.requires_grad(), gb = b.requires_grad()](const Tensor& g) {
-                       Tensor a = sa.unpack(), b = sb.unpack();
-                       return std::vector<Tensor>{ga ? mm(g, b.t()) : Tensor(),
-                                                  gb ? mm(a.t(), g) : Tensor()};
-                     });
+    autograd::record(
+        "MmBackward0", {&a, &b}, out,
+        [sa = autograd::SavedTensor(a), sb = autograd::SavedTensor(b), ga = a.requires_grad(),
+         gb = b.requires_grad()](const Tensor& g) {
+          Tensor a = sa.unpack(), b = sb.unpack();
+          return std::vector<Tensor>{ga ? mm(g, b.t()) : Tensor(), gb ? mm(a.t(), g) : Tensor()};
+        });
   }
   return out;
 }
 
 Tensor bmm(const Tensor& a, const Tensor& b) {
   check_pair("bmm", a, b);
-  EMBER_CHECK_KIND(Shape, a.dim() == 3 && b.dim() == 3, "[bmm] expected 3-D tensors, got ",
-                   a.dim(), "-D and ", b.dim(), "-D");
+  EMBER_CHECK_KIND(Shape, a.dim() == 3 && b.dim() == 3, "[bmm] expected 3-D tensors, got ", a.dim(),
+                   "-D and ", b.dim(), "-D");
   EMBER_CHECK_KIND(Shape, a.size(0) == b.size(0),
                    "[bmm] batch1 and batch2 must have same number of batches, got ", a.size(0),
                    " and ", b.size(0));
-  EMBER_CHECK_KIND(Shape, a.size(2) == b.size(1), "[bmm] Expected size for first two dimensions of "
-                   "batch2 tensor to be: [", a.size(0), ", ", a.size(2), "] but got: [", b.size(0),
-                   ", ", b.size(1), "]");
+  EMBER_CHECK_KIND(Shape, a.size(2) == b.size(1),
+                   "[bmm] Expected size for first two dimensions of "
+                   "batch2 tensor to be: [",
+                   a.size(0), ", ", a.size(2), "] but got: [", b.size(0), ", ", b.size(1), "]");
   return batched(a, b);
 }
 
 Tensor matmul(const Tensor& a, const Tensor& b) {
   check_pair("matmul", a, b);
   int64_t da = a.dim(), db = b.dim();
-  EMBER_CHECK_KIND(Shape, da > 0 && db > 0, "[matmul] both arguments need to be at least 1D, but "
-                   "they are ", da, "D and ", db, "D");
+  EMBER_CHECK_KIND(Shape, da > 0 && db > 0,
+                   "[matmul] both arguments need to be at least 1D, but "
+                   "they are ",
+                   da, "D and ", db, "D");
   if (da == 1 && db == 1) {
-    EMBER_CHECK_KIND(Shape, a.size(0) == b.size(0), "[matmul] inconsistent tensor size, expected "
-                     "tensor [", a.size(0), "] and src [", b.size(0),
+    EMBER_CHECK_KIND(Shape, a.size(0) == b.size(0),
+                     "[matmul] inconsistent tensor size, expected "
+                     "tensor [",
+                     a.size(0), "] and src [", b.size(0),
                      "] to have the same number of elements, but got ", a.size(0), " and ",
                      b.size(0), " elements respectively");
     return mm(a.unsqueeze(0), b.unsqueeze(1)).view({});
@@ -93,7 +99,8 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
   EMBER_CHECK_KIND(Shape, B.size(-2) == K, "[matmul] mat1 and mat2 shapes cannot be multiplied (",
                    M, "x", K, " and ", B.size(-2), "x", N, "); shapes ", shape_str(a.sizes()),
                    " and ", shape_str(b.sizes()));
-  Shape batch_a(A.sizes().begin(), A.sizes().end() - 2), batch_b(B.sizes().begin(), B.sizes().end() - 2);
+  Shape batch_a(A.sizes().begin(), A.sizes().end() - 2),
+      batch_b(B.sizes().begin(), B.sizes().end() - 2);
   Shape batch = broadcast_shape("matmul", batch_a, batch_b);
   int64_t nb = shape_numel(batch);
   Shape out_shape = batch;

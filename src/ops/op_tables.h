@@ -52,12 +52,24 @@ inline constexpr const char* kBinaryBackwardNames[] = {
 #undef EMBER_BINARY
 };
 
-constexpr const char* op_name(UnaryOp op) { return kUnaryNames[static_cast<int>(op)]; }
-constexpr OpKind op_kind(UnaryOp op) { return kUnaryKinds[static_cast<int>(op)]; }
-constexpr const char* op_name(BinaryOp op) { return kBinaryNames[static_cast<int>(op)]; }
-constexpr OpKind op_kind(BinaryOp op) { return kBinaryKinds[static_cast<int>(op)]; }
-constexpr const char* backward_name(UnaryOp op) { return kUnaryBackwardNames[static_cast<int>(op)]; }
-constexpr const char* backward_name(BinaryOp op) { return kBinaryBackwardNames[static_cast<int>(op)]; }
+constexpr const char* op_name(UnaryOp op) {
+  return kUnaryNames[static_cast<int>(op)];
+}
+constexpr OpKind op_kind(UnaryOp op) {
+  return kUnaryKinds[static_cast<int>(op)];
+}
+constexpr const char* op_name(BinaryOp op) {
+  return kBinaryNames[static_cast<int>(op)];
+}
+constexpr OpKind op_kind(BinaryOp op) {
+  return kBinaryKinds[static_cast<int>(op)];
+}
+constexpr const char* backward_name(UnaryOp op) {
+  return kUnaryBackwardNames[static_cast<int>(op)];
+}
+constexpr const char* backward_name(BinaryOp op) {
+  return kBinaryBackwardNames[static_cast<int>(op)];
+}
 
 // Extra arguments of parametrized unary ops (clamp bounds, a scalar exponent, gelu's form).
 struct UnaryParams {

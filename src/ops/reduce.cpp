@@ -44,7 +44,8 @@ DType sum_dtype(const Tensor& x, std::optional<DType> dtype) {
 void check_float(const char* name, const Tensor& x) {
   EMBER_CHECK_KIND(DType, x.is_floating_point(), "[", name,
                    "] could not infer output dtype. Input dtype must be either a floating point or "
-                   "complex dtype. Got: ", x.dtype(), "; convert with .to(ember::kFloat32)");
+                   "complex dtype. Got: ",
+                   x.dtype(), "; convert with .to(ember::kFloat32)");
 }
 
 Shape single_dim(const char* name, const Tensor& x, int64_t dim) {
@@ -77,17 +78,18 @@ void record_extreme(const char* name, const Tensor& x, const Shape& dims, bool k
                     const Tensor& out) {
   if (!autograd::needs_grad({&x})) return;
   uint64_t mask = dims_mask(name, dims, x.dim());
-  autograd::record(name, {&x}, out,
-                   [sx = autograd::SavedTensor(x), sy = autograd::SavedTensor(out, true), mask,
-                    keepdim](const Tensor& g) {
-                     Tensor x = sx.unpack();
-                     Tensor hit = (x == expand_back(sy.unpack(), x.sizes(), mask, keepdim)).to(x.dtype());
-                     Shape all;
-                     for (int64_t d = 0; d < x.dim(); ++d)
-                       if (mask >> d & 1) all.push_back(d);
-                     Tensor count = all.empty() ? hit : sum(hit, all, true);
-                     return std::vector<Tensor>{expand_back(g, x.sizes(), mask, keepdim) * hit / count};
-                   });
+  autograd::record(
+      name, {&x}, out,
+      [sx = autograd::SavedTensor(x), sy = autograd::SavedTensor(out, true), mask,
+       keepdim](const Tensor& g) {
+        Tensor x = sx.unpack();
+        Tensor hit = (x == expand_back(sy.unpack(), x.sizes(), mask, keepdim)).to(x.dtype());
+        Shape all;
+        for (int64_t d = 0; d < x.dim(); ++d)
+          if (mask >> d & 1) all.push_back(d);
+        Tensor count = all.empty() ? hit : sum(hit, all, true);
+        return std::vector<Tensor>{expand_back(g, x.sizes(), mask, keepdim) * hit / count};
+      });
 }
 
 // Records max/min along one dim: the gradient goes to the selected index.
@@ -118,8 +120,8 @@ void record_prod(const Tensor& x, const Shape& dims, bool keepdim, const Tensor&
         Tensor zero = x == 0;
         Tensor nonzero = where(zero, 1.0, x);
         Tensor zeros_in_group = expand_back(sum(zero, dims, true), x.sizes(), mask, true);
-        Tensor others =
-            expand_back(reduce(ReduceOp::Prod, "prod", nonzero, dims, true, x.dtype()), x.sizes(), mask, true);
+        Tensor others = expand_back(reduce(ReduceOp::Prod, "prod", nonzero, dims, true, x.dtype()),
+                                    x.sizes(), mask, true);
         Tensor at_zero = where(zeros_in_group == 1, gk * others, 0.0);
         return std::vector<Tensor>{where(zero, at_zero, gk * yk / nonzero)};
       });
@@ -127,13 +129,17 @@ void record_prod(const Tensor& x, const Shape& dims, bool keepdim, const Tensor&
 
 }  // namespace
 
-Tensor sum(const Tensor& x, std::optional<DType> dtype) { return sum(x, {}, false, dtype); }
+Tensor sum(const Tensor& x, std::optional<DType> dtype) {
+  return sum(x, {}, false, dtype);
+}
 Tensor sum(const Tensor& x, const Shape& dims, bool keepdim, std::optional<DType> dtype) {
   Tensor out = reduce(ReduceOp::Sum, "sum", x, dims, keepdim, sum_dtype(x, dtype));
   record_sum("SumBackward1", x, dims, keepdim, out, 1.0);
   return out;
 }
-Tensor mean(const Tensor& x) { return mean(x, {}, false); }
+Tensor mean(const Tensor& x) {
+  return mean(x, {}, false);
+}
 Tensor mean(const Tensor& x, const Shape& dims, bool keepdim) {
   check_float("mean", x);
   Tensor s = reduce(ReduceOp::Sum, "mean", x, dims, keepdim, x.dtype());

@@ -64,66 +64,93 @@ struct ParamFn {
 struct NegFn : ParamFn {
   template <class T>
   EMBER_HOST_DEVICE T operator()(T x) const {
-    if constexpr (is_bool_v<T>) return x;
-    else if constexpr (is_int_v<T>) return wrap_sub(T(0), x);
-    else return -x;
+    if constexpr (is_bool_v<T>)
+      return x;
+    else if constexpr (is_int_v<T>)
+      return wrap_sub(T(0), x);
+    else
+      return -x;
   }
 };
 struct AbsFn : ParamFn {
   template <class T>
   EMBER_HOST_DEVICE T operator()(T x) const {
-    if constexpr (std::is_unsigned_v<T> || is_bool_v<T>) return x;
-    else if constexpr (is_int_v<T>) return x < T(0) ? wrap_sub(T(0), x) : x;
-    else return std::fabs(x);
+    if constexpr (std::is_unsigned_v<T> || is_bool_v<T>)
+      return x;
+    else if constexpr (is_int_v<T>)
+      return x < T(0) ? wrap_sub(T(0), x) : x;
+    else
+      return std::fabs(x);
   }
 };
 struct SignFn : ParamFn {
   template <class T>
   EMBER_HOST_DEVICE T operator()(T x) const {
-    if constexpr (std::is_unsigned_v<T> || is_bool_v<T>) return x > T(0) ? T(1) : T(0);
-    else if constexpr (std::is_floating_point_v<T>) return x != x ? x : T((x > T(0)) - (x < T(0)));
-    else return T((x > T(0)) - (x < T(0)));
+    if constexpr (std::is_unsigned_v<T> || is_bool_v<T>)
+      return x > T(0) ? T(1) : T(0);
+    else if constexpr (std::is_floating_point_v<T>)
+      return x != x ? x : T((x > T(0)) - (x < T(0)));
+    else
+      return T((x > T(0)) - (x < T(0)));
   }
 };
 struct ExpFn : ParamFn {
   template <class T>
-  EMBER_HOST_DEVICE T operator()(T x) const { return std::exp(x); }
+  EMBER_HOST_DEVICE T operator()(T x) const {
+    return std::exp(x);
+  }
 };
 struct LogFn : ParamFn {
   template <class T>
-  EMBER_HOST_DEVICE T operator()(T x) const { return std::log(x); }
+  EMBER_HOST_DEVICE T operator()(T x) const {
+    return std::log(x);
+  }
 };
 struct Log1pFn : ParamFn {
   template <class T>
-  EMBER_HOST_DEVICE T operator()(T x) const { return std::log1p(x); }
+  EMBER_HOST_DEVICE T operator()(T x) const {
+    return std::log1p(x);
+  }
 };
 struct SqrtFn : ParamFn {
   template <class T>
-  EMBER_HOST_DEVICE T operator()(T x) const { return std::sqrt(x); }
+  EMBER_HOST_DEVICE T operator()(T x) const {
+    return std::sqrt(x);
+  }
 };
 struct RsqrtFn : ParamFn {
   template <class T>
-  EMBER_HOST_DEVICE T operator()(T x) const { return T(1) / std::sqrt(x); }
+  EMBER_HOST_DEVICE T operator()(T x) const {
+    return T(1) / std::sqrt(x);
+  }
 };
 struct ReluFn : ParamFn {
   template <class T>
   EMBER_HOST_DEVICE T operator()(T x) const {
-    if constexpr (std::is_unsigned_v<T> || is_bool_v<T>) return x;
-    else return x < T(0) ? T(0) : x;  // NaN stays NaN
+    if constexpr (std::is_unsigned_v<T> || is_bool_v<T>)
+      return x;
+    else
+      return x < T(0) ? T(0) : x;  // NaN stays NaN
   }
 };
 // Slope p.a for negative inputs.
 struct LeakyReluFn : ParamFn {
   template <class T>
-  EMBER_HOST_DEVICE T operator()(T x) const { return x < T(0) ? x * static_cast<T>(p.a) : x; }
+  EMBER_HOST_DEVICE T operator()(T x) const {
+    return x < T(0) ? x * static_cast<T>(p.a) : x;
+  }
 };
 struct SigmoidFn : ParamFn {
   template <class T>
-  EMBER_HOST_DEVICE T operator()(T x) const { return T(1) / (T(1) + std::exp(-x)); }
+  EMBER_HOST_DEVICE T operator()(T x) const {
+    return T(1) / (T(1) + std::exp(-x));
+  }
 };
 struct TanhFn : ParamFn {
   template <class T>
-  EMBER_HOST_DEVICE T operator()(T x) const { return std::tanh(x); }
+  EMBER_HOST_DEVICE T operator()(T x) const {
+    return std::tanh(x);
+  }
 };
 // p.a == 1 selects the tanh approximation.
 struct GeluFn : ParamFn {
@@ -149,8 +176,10 @@ struct ClampFn : ParamFn {
 struct PowScalarFn : ParamFn {
   template <class T>
   EMBER_HOST_DEVICE T operator()(T x) const {
-    if constexpr (is_bool_v<T>) return p.a == 0 ? true : x;
-    else if constexpr (is_int_v<T>) return int_pow(x, static_cast<int64_t>(p.a));
+    if constexpr (is_bool_v<T>)
+      return p.a == 0 ? true : x;
+    else if constexpr (is_int_v<T>)
+      return int_pow(x, static_cast<int64_t>(p.a));
     else {
       if (p.a == 2) return x * x;
       if (p.a == 1) return x;
@@ -162,43 +191,59 @@ struct PowScalarFn : ParamFn {
 };
 struct LogicalNotFn : ParamFn {
   template <class T>
-  EMBER_HOST_DEVICE bool operator()(T x) const { return !static_cast<bool>(x); }
+  EMBER_HOST_DEVICE bool operator()(T x) const {
+    return !static_cast<bool>(x);
+  }
 };
 
 struct AddFn {
   template <class T>
   EMBER_HOST_DEVICE T operator()(T a, T b) const {
-    if constexpr (is_bool_v<T>) return a || b;
-    else if constexpr (is_int_v<T>) return wrap_add(a, b);
-    else return a + b;
+    if constexpr (is_bool_v<T>)
+      return a || b;
+    else if constexpr (is_int_v<T>)
+      return wrap_add(a, b);
+    else
+      return a + b;
   }
 };
 struct SubFn {
   template <class T>
   EMBER_HOST_DEVICE T operator()(T a, T b) const {
-    if constexpr (is_bool_v<T>) return a != b;
-    else if constexpr (is_int_v<T>) return wrap_sub(a, b);
-    else return a - b;
+    if constexpr (is_bool_v<T>)
+      return a != b;
+    else if constexpr (is_int_v<T>)
+      return wrap_sub(a, b);
+    else
+      return a - b;
   }
 };
 struct MulFn {
   template <class T>
   EMBER_HOST_DEVICE T operator()(T a, T b) const {
-    if constexpr (is_bool_v<T>) return a && b;
-    else if constexpr (is_int_v<T>) return wrap_mul(a, b);
-    else return a * b;
+    if constexpr (is_bool_v<T>)
+      return a && b;
+    else if constexpr (is_int_v<T>)
+      return wrap_mul(a, b);
+    else
+      return a * b;
   }
 };
 struct DivFn {
   template <class T>
-  EMBER_HOST_DEVICE T operator()(T a, T b) const { return a / b; }
+  EMBER_HOST_DEVICE T operator()(T a, T b) const {
+    return a / b;
+  }
 };
 struct PowFn {
   template <class T>
   EMBER_HOST_DEVICE T operator()(T a, T b) const {
-    if constexpr (is_bool_v<T>) return a || !b;
-    else if constexpr (is_int_v<T>) return int_pow(a, static_cast<int64_t>(b));
-    else return b == T(2) ? a * a : std::pow(a, b);
+    if constexpr (is_bool_v<T>)
+      return a || !b;
+    else if constexpr (is_int_v<T>)
+      return int_pow(a, static_cast<int64_t>(b));
+    else
+      return b == T(2) ? a * a : std::pow(a, b);
   }
 };
 struct MaximumFn {
@@ -241,27 +286,39 @@ struct GeluTanhBackwardFn {
 };
 struct EqFn {
   template <class T>
-  EMBER_HOST_DEVICE bool operator()(T a, T b) const { return a == b; }
+  EMBER_HOST_DEVICE bool operator()(T a, T b) const {
+    return a == b;
+  }
 };
 struct NeFn {
   template <class T>
-  EMBER_HOST_DEVICE bool operator()(T a, T b) const { return a != b; }
+  EMBER_HOST_DEVICE bool operator()(T a, T b) const {
+    return a != b;
+  }
 };
 struct LtFn {
   template <class T>
-  EMBER_HOST_DEVICE bool operator()(T a, T b) const { return a < b; }
+  EMBER_HOST_DEVICE bool operator()(T a, T b) const {
+    return a < b;
+  }
 };
 struct LeFn {
   template <class T>
-  EMBER_HOST_DEVICE bool operator()(T a, T b) const { return a <= b; }
+  EMBER_HOST_DEVICE bool operator()(T a, T b) const {
+    return a <= b;
+  }
 };
 struct GtFn {
   template <class T>
-  EMBER_HOST_DEVICE bool operator()(T a, T b) const { return a > b; }
+  EMBER_HOST_DEVICE bool operator()(T a, T b) const {
+    return a > b;
+  }
 };
 struct GeFn {
   template <class T>
-  EMBER_HOST_DEVICE bool operator()(T a, T b) const { return a >= b; }
+  EMBER_HOST_DEVICE bool operator()(T a, T b) const {
+    return a >= b;
+  }
 };
 struct LogicalAndFn {
   template <class T>

@@ -22,8 +22,12 @@ void check(const AdamOptions& o, const char* name) {
 }
 
 AdamOptions from_adamw(const AdamWOptions& o) {
-  return {.lr = o.lr, .betas = o.betas, .eps = o.eps, .weight_decay = o.weight_decay,
-          .amsgrad = o.amsgrad, .maximize = o.maximize};
+  return {.lr = o.lr,
+          .betas = o.betas,
+          .eps = o.eps,
+          .weight_decay = o.weight_decay,
+          .amsgrad = o.amsgrad,
+          .maximize = o.maximize};
 }
 }  // namespace
 
@@ -40,7 +44,8 @@ void Adam::add_param_group(ParamGroup<AdamOptions> group) {
   const char* name = decoupled_ ? "AdamW" : "Adam";
   check(group.options, name);
   for (const Tensor& p : group.params)
-    EMBER_CHECK(p.is_leaf() && p.requires_grad(), "[", name, "] can't optimize a tensor that is "
+    EMBER_CHECK(p.is_leaf() && p.requires_grad(), "[", name,
+                "] can't optimize a tensor that is "
                 "not a leaf requiring grad; pass model->parameters()");
   groups_.push_back(std::move(group));
 }
@@ -61,7 +66,8 @@ void Adam::step() {
         st.emplace_back("exp_avg_sq", zeros_like(p));
         if (o.amsgrad) st.emplace_back("max_exp_avg_sq", zeros_like(p));
       }
-      EMBER_CHECK(!o.amsgrad || st.size() == 4, "[", name, "] amsgrad was turned on after the "
+      EMBER_CHECK(!o.amsgrad || st.size() == 4, "[", name,
+                  "] amsgrad was turned on after the "
                   "first step; its state is missing");
       double& step_count = *st[0].second.data_ptr<double>();  // a 0-dim float64 CPU tensor
       double step = ++step_count;
@@ -70,11 +76,17 @@ void Adam::step() {
       by_step[step].push_back(std::move(u));
     }
     for (auto& [step, updates] : by_step) {
-      OptimizerStep s{.kind = OptimizerKind::Adam, .lr = o.lr, .weight_decay = o.weight_decay,
-                      .maximize = o.maximize, .beta1 = o.betas.first, .beta2 = o.betas.second,
-                      .eps = o.eps, .bias_correction1 = 1 - std::pow(o.betas.first, step),
+      OptimizerStep s{.kind = OptimizerKind::Adam,
+                      .lr = o.lr,
+                      .weight_decay = o.weight_decay,
+                      .maximize = o.maximize,
+                      .beta1 = o.betas.first,
+                      .beta2 = o.betas.second,
+                      .eps = o.eps,
+                      .bias_correction1 = 1 - std::pow(o.betas.first, step),
                       .bias_correction2 = 1 - std::pow(o.betas.second, step),
-                      .amsgrad = o.amsgrad, .decoupled_weight_decay = decoupled_};
+                      .amsgrad = o.amsgrad,
+                      .decoupled_weight_decay = decoupled_};
       detail::run(s, updates);
     }
   }
@@ -93,14 +105,22 @@ std::vector<std::pair<std::string, double>> Adam::group_options(size_t g) const 
 
 void Adam::set_group_option(size_t g, const std::string& name, double v) {
   AdamOptions& o = groups_.at(g).options;
-  if (name == "lr") o.lr = v;
-  else if (name == "beta1") o.betas.first = v;
-  else if (name == "beta2") o.betas.second = v;
-  else if (name == "eps") o.eps = v;
-  else if (name == "weight_decay") o.weight_decay = v;
-  else if (name == "amsgrad") o.amsgrad = v != 0;
-  else if (name == "maximize") o.maximize = v != 0;
-  else EMBER_THROW(Value, "[Adam::load_state_dict] unknown option \"", name, "\"");
+  if (name == "lr")
+    o.lr = v;
+  else if (name == "beta1")
+    o.betas.first = v;
+  else if (name == "beta2")
+    o.betas.second = v;
+  else if (name == "eps")
+    o.eps = v;
+  else if (name == "weight_decay")
+    o.weight_decay = v;
+  else if (name == "amsgrad")
+    o.amsgrad = v != 0;
+  else if (name == "maximize")
+    o.maximize = v != 0;
+  else
+    EMBER_THROW(Value, "[Adam::load_state_dict] unknown option \"", name, "\"");
 }
 
 AdamW::AdamW(std::vector<Tensor> params, AdamWOptions options)

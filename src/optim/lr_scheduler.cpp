@@ -14,7 +14,9 @@ LRScheduler::LRScheduler(Optimizer& optimizer) : optimizer_(optimizer) {
   for (size_t g = 0; g < optimizer.num_param_groups(); ++g) base_lrs_.push_back(optimizer.lr(g));
 }
 
-void LRScheduler::initialize() { step(); }
+void LRScheduler::initialize() {
+  step();
+}
 
 void LRScheduler::step() {
   ++last_epoch_;
@@ -42,7 +44,8 @@ MultiStepLR::MultiStepLR(Optimizer& optimizer, std::vector<int64_t> milestones, 
   initialize();
 }
 double MultiStepLR::lr_at(size_t g, int64_t epoch) const {
-  auto passed = std::upper_bound(milestones_.begin(), milestones_.end(), epoch) - milestones_.begin();
+  auto passed =
+      std::upper_bound(milestones_.begin(), milestones_.end(), epoch) - milestones_.begin();
   return base_lrs_[g] * std::pow(gamma_, static_cast<double>(passed));
 }
 
@@ -64,12 +67,17 @@ double CosineAnnealingLR::lr_at(size_t g, int64_t epoch) const {
   return eta_min_ + (base_lrs_[g] - eta_min_) * (1 + c) / 2;
 }
 
-LinearLR::LinearLR(Optimizer& optimizer, double start_factor, double end_factor, int64_t total_iters)
+LinearLR::LinearLR(Optimizer& optimizer, double start_factor, double end_factor,
+                   int64_t total_iters)
     : LRScheduler(optimizer), start_(start_factor), end_(end_factor), total_(total_iters) {
-  EMBER_CHECK(start_factor > 0 && start_factor <= 1, "[LinearLR] Starting multiplicative factor "
-              "expected to be greater than 0 and less or equal to 1, got ", start_factor);
-  EMBER_CHECK(end_factor >= 0 && end_factor <= 1, "[LinearLR] Ending multiplicative factor "
-              "expected to be between 0 and 1, got ", end_factor);
+  EMBER_CHECK(start_factor > 0 && start_factor <= 1,
+              "[LinearLR] Starting multiplicative factor "
+              "expected to be greater than 0 and less or equal to 1, got ",
+              start_factor);
+  EMBER_CHECK(end_factor >= 0 && end_factor <= 1,
+              "[LinearLR] Ending multiplicative factor "
+              "expected to be between 0 and 1, got ",
+              end_factor);
   EMBER_CHECK(total_iters > 0, "[LinearLR] total_iters must be positive, got ", total_iters);
   initialize();
 }
@@ -78,11 +86,14 @@ double LinearLR::lr_at(size_t g, int64_t epoch) const {
   return base_lrs_[g] * (start_ + (end_ - start_) * t);
 }
 
-OneCycleLR::OneCycleLR(Optimizer& optimizer, OneCycleOptions o) : LRScheduler(optimizer), options_(o) {
+OneCycleLR::OneCycleLR(Optimizer& optimizer, OneCycleOptions o)
+    : LRScheduler(optimizer), options_(o) {
   EMBER_CHECK(o.total_steps > 0, "[OneCycleLR] Expected positive integer total_steps, but got ",
               o.total_steps);
-  EMBER_CHECK(o.pct_start >= 0 && o.pct_start <= 1, "[OneCycleLR] Expected float between 0 and 1 "
-              "pct_start, but got ", o.pct_start);
+  EMBER_CHECK(o.pct_start >= 0 && o.pct_start <= 1,
+              "[OneCycleLR] Expected float between 0 and 1 "
+              "pct_start, but got ",
+              o.pct_start);
   double initial = o.max_lr / o.div_factor, min_lr = initial / o.final_div_factor;
   double total = static_cast<double>(o.total_steps);
   if (o.three_phase) {
@@ -119,7 +130,9 @@ std::pair<double, double> OneCycleLR::at(int64_t epoch) const {
   return {phases_.back().end_lr, phases_.back().end_momentum};
 }
 
-double OneCycleLR::lr_at(size_t, int64_t epoch) const { return at(epoch).first; }
+double OneCycleLR::lr_at(size_t, int64_t epoch) const {
+  return at(epoch).first;
+}
 
 void OneCycleLR::apply(int64_t epoch) {
   auto [lr, momentum] = at(epoch);

@@ -61,9 +61,9 @@ void Optimizer::load_state_dict(const StateDict& state) {
                   index, " but this optimizer has ", by_index.size(), " parameters");
       const Tensor& p = *by_index[index];
       bool per_element = name != "step";
-      EMBER_CHECK_KIND(Shape, !per_element || t.sizes() == p.sizes(), "[Optimizer::load_state_dict] ",
-                       key, " has shape ", shape_str(t.sizes()), " but parameter ", index,
-                       " has shape ", shape_str(p.sizes()));
+      EMBER_CHECK_KIND(Shape, !per_element || t.sizes() == p.sizes(),
+                       "[Optimizer::load_state_dict] ", key, " has shape ", shape_str(t.sizes()),
+                       " but parameter ", index, " has shape ", shape_str(p.sizes()));
       loaded[index].emplace_back(name, per_element ? t.to(p.device(), p.dtype(), false, true)
                                                    : t.to(Device(kCPU), kFloat64, false, true));
     } else if (kind == "param_groups") {

@@ -11,9 +11,12 @@ Tensor checked_grad(const char* op, const Tensor& param) {
                    " but parameter on ", param.device(), "; move them together with .to(device)");
   EMBER_CHECK_KIND(Shape, g.sizes() == param.sizes(), "[", op, "] gradient of shape ",
                    shape_str(g.sizes()), " for a parameter of shape ", shape_str(param.sizes()));
-  EMBER_CHECK_KIND(DType, param.is_floating_point(), "[", op, "] can only optimize floating point "
-                   "parameters, got ", param.dtype());
-  EMBER_CHECK(param.is_contiguous(), "[", op, "] parameters must be contiguous; register a "
+  EMBER_CHECK_KIND(DType, param.is_floating_point(), "[", op,
+                   "] can only optimize floating point "
+                   "parameters, got ",
+                   param.dtype());
+  EMBER_CHECK(param.is_contiguous(), "[", op,
+              "] parameters must be contiguous; register a "
               "contiguous tensor (param.contiguous()) instead of a strided view");
   return g.dtype() == param.dtype() ? g.contiguous() : g.to(param.dtype()).contiguous();
 }

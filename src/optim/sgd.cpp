@@ -27,7 +27,8 @@ SGD::SGD(std::vector<ParamGroup<SGDOptions>> groups) {
 void SGD::add_param_group(ParamGroup<SGDOptions> group) {
   check(group.options);
   for (const Tensor& p : group.params)
-    EMBER_CHECK(p.is_leaf() && p.requires_grad(), "[SGD] can't optimize a tensor that is not a "
+    EMBER_CHECK(p.is_leaf() && p.requires_grad(),
+                "[SGD] can't optimize a tensor that is not a "
                 "leaf requiring grad; pass model->parameters()");
   groups_.push_back(std::move(group));
 }
@@ -52,8 +53,12 @@ void SGD::step() {
       }
       continuing.push_back(std::move(u));
     }
-    OptimizerStep s{.kind = OptimizerKind::SGD, .lr = o.lr, .weight_decay = o.weight_decay,
-                    .maximize = o.maximize, .momentum = o.momentum, .dampening = o.dampening,
+    OptimizerStep s{.kind = OptimizerKind::SGD,
+                    .lr = o.lr,
+                    .weight_decay = o.weight_decay,
+                    .maximize = o.maximize,
+                    .momentum = o.momentum,
+                    .dampening = o.dampening,
                     .nesterov = o.nesterov};
     detail::run(s, continuing);
     s.first_step = true;
@@ -73,13 +78,20 @@ std::vector<std::pair<std::string, double>> SGD::group_options(size_t g) const {
 
 void SGD::set_group_option(size_t g, const std::string& name, double v) {
   SGDOptions& o = groups_.at(g).options;
-  if (name == "lr") o.lr = v;
-  else if (name == "momentum") o.momentum = v;
-  else if (name == "dampening") o.dampening = v;
-  else if (name == "weight_decay") o.weight_decay = v;
-  else if (name == "nesterov") o.nesterov = v != 0;
-  else if (name == "maximize") o.maximize = v != 0;
-  else EMBER_THROW(Value, "[SGD::load_state_dict] unknown option \"", name, "\"");
+  if (name == "lr")
+    o.lr = v;
+  else if (name == "momentum")
+    o.momentum = v;
+  else if (name == "dampening")
+    o.dampening = v;
+  else if (name == "weight_decay")
+    o.weight_decay = v;
+  else if (name == "nesterov")
+    o.nesterov = v != 0;
+  else if (name == "maximize")
+    o.maximize = v != 0;
+  else
+    EMBER_THROW(Value, "[SGD::load_state_dict] unknown option \"", name, "\"");
 }
 
 }  // namespace ember::optim

@@ -63,8 +63,10 @@ CheckpointInfo load_checkpoint(const std::string& path, nn::Module& model, optim
                    "'; use --model ", info.model, " or another --out directory");
   nn::StateDict model_state, opt_state;
   for (auto& [name, t] : file.tensors) {
-    if (name.rfind("model.", 0) == 0) model_state.emplace_back(name.substr(6), t);
-    else if (name.rfind("optimizer.", 0) == 0) opt_state.emplace_back(name.substr(10), t);
+    if (name.rfind("model.", 0) == 0)
+      model_state.emplace_back(name.substr(6), t);
+    else if (name.rfind("optimizer.", 0) == 0)
+      opt_state.emplace_back(name.substr(10), t);
   }
   model.load_state_dict(model_state);
   if (opt) opt->load_state_dict(opt_state);

@@ -17,22 +17,38 @@ int main(int argc, char** argv) {
 
   TrainOptions train;
   CLI::App* t = app.add_subcommand("train", "Train a model on Fashion-MNIST");
-  t->add_option("--model", train.model, "mlp or cnn")->check(CLI::IsMember({"mlp", "cnn"}))->capture_default_str();
+  t->add_option("--model", train.model, "mlp or cnn")
+      ->check(CLI::IsMember({"mlp", "cnn"}))
+      ->capture_default_str();
   t->add_option("--device", train.device, "auto, cpu, cuda or cuda:N")->capture_default_str();
-  t->add_option("--epochs", train.epochs, "Epochs to train")->check(CLI::PositiveNumber)->capture_default_str();
-  t->add_option("--batch-size", train.batch_size, "Samples per batch")->check(CLI::PositiveNumber)->capture_default_str();
-  t->add_option("--lr", train.lr, "Learning rate")->check(CLI::PositiveNumber)->capture_default_str();
+  t->add_option("--epochs", train.epochs, "Epochs to train")
+      ->check(CLI::Range(1, 100000))
+      ->capture_default_str();
+  t->add_option("--batch-size", train.batch_size, "Samples per batch")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 20))
+      ->capture_default_str();
+  t->add_option("--lr", train.lr, "Learning rate")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   t->add_option("--optimizer", train.optimizer, "adam, adamw or sgd")
-      ->check(CLI::IsMember({"adam", "adamw", "sgd"}))->capture_default_str();
-  t->add_option("--seed", train.seed, "Random seed (initialisation, shuffling, dropout)")->capture_default_str();
-  t->add_option("--data", train.data, "Directory with the IDX files (default: /usr/share/datasets/fashion-mnist)");
-  t->add_option("--out", train.out, "Directory for metrics.csv, curves.svg and checkpoint.safetensors")->capture_default_str();
+      ->check(CLI::IsMember({"adam", "adamw", "sgd"}))
+      ->capture_default_str();
+  t->add_option("--seed", train.seed, "Random seed (initialisation, shuffling, dropout)")
+      ->capture_default_str();
+  t->add_option("--data", train.data,
+                "Directory with the IDX files (default: /usr/share/datasets/fashion-mnist)");
+  t->add_option("--out", train.out,
+                "Directory for metrics.csv, curves.svg and checkpoint.safetensors")
+      ->capture_default_str();
   t->add_flag("--resume", train.resume, "Continue from the checkpoint in --out");
-  t->add_option("--workers", train.workers, "Background threads preparing batches")->check(CLI::NonNegativeNumber)->capture_default_str();
+  t->add_option("--workers", train.workers, "Background threads preparing batches")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
 
   EvalOptions eval;
   CLI::App* e = app.add_subcommand("eval", "Test accuracy and confusion matrix of a checkpoint");
-  e->add_option("--checkpoint", eval.checkpoint, "A checkpoint written by `ember train`")->required();
+  e->add_option("--checkpoint", eval.checkpoint, "A checkpoint written by `ember train`")
+      ->required();
   e->add_option("--device", eval.device, "auto, cpu, cuda or cuda:N")->capture_default_str();
   e->add_option("--data", eval.data, "Directory with the IDX files");
 

@@ -12,8 +12,8 @@ nn::Sequential make_model(const std::string& name) {
     return nn::Sequential(nn::Conv2d(1, 32, 3, nn::Conv2dOptions{.padding = {1, 1}}), nn::ReLU(),
                           nn::MaxPool2d(2),
                           nn::Conv2d(32, 64, 3, nn::Conv2dOptions{.padding = {1, 1}}), nn::ReLU(),
-                          nn::MaxPool2d(2), nn::Flatten(), nn::Linear(64 * 7 * 7, 128),
-                          nn::ReLU(), nn::Dropout(0.25), nn::Linear(128, 10));
+                          nn::MaxPool2d(2), nn::Flatten(), nn::Linear(64 * 7 * 7, 128), nn::ReLU(),
+                          nn::Dropout(0.25), nn::Linear(128, 10));
   EMBER_THROW(Value, "unknown model '", name, "'; expected mlp or cnn");
 }
 

@@ -10,14 +10,19 @@ namespace ember::cli {
 std::string format_duration(double seconds) {
   int s = static_cast<int>(seconds + 0.5);
   char buf[32];
-  if (s >= 3600) std::snprintf(buf, sizeof buf, "%d:%02d:%02d", s / 3600, s / 60 % 60, s % 60);
-  else std::snprintf(buf, sizeof buf, "%02d:%02d", s / 60, s % 60);
+  if (s >= 3600)
+    std::snprintf(buf, sizeof buf, "%d:%02d:%02d", s / 3600, s / 60 % 60, s % 60);
+  else
+    std::snprintf(buf, sizeof buf, "%02d:%02d", s / 60, s % 60);
   return buf;
 }
 
 Progress::Progress(std::string label, int64_t total)
-    : label_(std::move(label)), total_(total), tty_(::isatty(2) == 1),
-      start_(std::chrono::steady_clock::now()), last_draw_(start_) {}
+    : label_(std::move(label)),
+      total_(total),
+      tty_(::isatty(2) == 1),
+      start_(std::chrono::steady_clock::now()),
+      last_draw_(start_) {}
 
 void Progress::update(int64_t samples, double loss) {
   ++done_;
@@ -38,12 +43,15 @@ void Progress::update(int64_t samples, double loss) {
   }
 }
 
-void Progress::finish() { draw(true); }
+void Progress::finish() {
+  draw(true);
+}
 
 void Progress::draw(bool final) {
   double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
   double rate = elapsed > 0 ? static_cast<double>(samples_) / elapsed : 0;
-  double remaining = done_ > 0 ? elapsed * static_cast<double>(total_ - done_) / static_cast<double>(done_) : 0;
+  double remaining =
+      done_ > 0 ? elapsed * static_cast<double>(total_ - done_) / static_cast<double>(done_) : 0;
   double loss = done_ > 0 ? loss_sum_ / static_cast<double>(done_) : 0;
   int pct = static_cast<int>(100 * done_ / std::max<int64_t>(total_, 1));
   if (tty_) {

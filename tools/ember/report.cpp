@@ -40,8 +40,8 @@ std::vector<EpochRow> read_metrics_csv(const std::string& path) {
 namespace {
 
 // One chart: a polyline per series over epochs, in a box at (x0, y0) of size w x h.
-void chart(std::ostringstream& svg, double x0, double y0, double w, double h, const std::string& title,
-           const std::vector<EpochRow>& rows,
+void chart(std::ostringstream& svg, double x0, double y0, double w, double h,
+           const std::string& title, const std::vector<EpochRow>& rows,
            const std::vector<std::pair<std::string, double EpochRow::*>>& series,
            const std::vector<std::string>& colors) {
   double lo = 1e300, hi = -1e300;
@@ -62,11 +62,15 @@ void chart(std::ostringstream& svg, double x0, double y0, double w, double h, co
   svg << "<text x='" << x0 << "' y='" << y0 - 8 << "' font-size='14'>" << title << "</text>\n";
   char label[64];
   std::snprintf(label, sizeof label, "%.4g", hi);
-  svg << "<text x='" << x0 - 6 << "' y='" << y0 + 10 << "' font-size='10' text-anchor='end'>" << label << "</text>\n";
+  svg << "<text x='" << x0 - 6 << "' y='" << y0 + 10 << "' font-size='10' text-anchor='end'>"
+      << label << "</text>\n";
   std::snprintf(label, sizeof label, "%.4g", lo);
-  svg << "<text x='" << x0 - 6 << "' y='" << y0 + h << "' font-size='10' text-anchor='end'>" << label << "</text>\n";
-  svg << "<text x='" << x0 << "' y='" << y0 + h + 14 << "' font-size='10'>epoch " << first << "</text>\n";
-  svg << "<text x='" << x0 + w << "' y='" << y0 + h + 14 << "' font-size='10' text-anchor='end'>epoch " << last << "</text>\n";
+  svg << "<text x='" << x0 - 6 << "' y='" << y0 + h << "' font-size='10' text-anchor='end'>"
+      << label << "</text>\n";
+  svg << "<text x='" << x0 << "' y='" << y0 + h + 14 << "' font-size='10'>epoch " << first
+      << "</text>\n";
+  svg << "<text x='" << x0 + w << "' y='" << y0 + h + 14
+      << "' font-size='10' text-anchor='end'>epoch " << last << "</text>\n";
   for (size_t s = 0; s < series.size(); ++s) {
     svg << "<polyline fill='none' stroke-width='2' stroke='" << colors[s] << "' points='";
     for (const EpochRow& r : rows) svg << px(r.epoch) << "," << py(r.*series[s].second) << " ";
@@ -74,8 +78,9 @@ void chart(std::ostringstream& svg, double x0, double y0, double w, double h, co
     for (const EpochRow& r : rows)
       svg << "<circle r='3' fill='" << colors[s] << "' cx='" << px(r.epoch) << "' cy='"
           << py(r.*series[s].second) << "'/>\n";
-    svg << "<text x='" << x0 + w - 4 << "' y='" << y0 + 16 + 14 * s << "' font-size='12' text-anchor='end' fill='"
-        << colors[s] << "'>" << series[s].first << "</text>\n";
+    svg << "<text x='" << x0 + w - 4 << "' y='" << y0 + 16 + 14 * s
+        << "' font-size='12' text-anchor='end' fill='" << colors[s] << "'>" << series[s].first
+        << "</text>\n";
   }
 }
 
@@ -84,7 +89,8 @@ void chart(std::ostringstream& svg, double x0, double y0, double w, double h, co
 void write_curves_svg(const std::string& path, const std::vector<EpochRow>& rows) {
   if (rows.empty()) return;
   std::ostringstream svg;
-  svg << "<svg xmlns='http://www.w3.org/2000/svg' width='900' height='360' font-family='sans-serif'>\n"
+  svg << "<svg xmlns='http://www.w3.org/2000/svg' width='900' height='360' "
+         "font-family='sans-serif'>\n"
       << "<rect width='900' height='360' fill='white'/>\n";
   chart(svg, 60, 40, 360, 270, "loss", rows,
         {{"train", &EpochRow::train_loss}, {"test", &EpochRow::test_loss}}, {"#1f77b4", "#ff7f0e"});

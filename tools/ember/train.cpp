@@ -24,10 +24,14 @@ Device pick_device(const std::string& spec) {
   return resolve_device(Device(spec));
 }
 
-std::unique_ptr<optim::Optimizer> make_optimizer(const std::string& name, nn::Module& model, double lr) {
-  if (name == "adam") return std::make_unique<optim::Adam>(model.parameters(), optim::AdamOptions{.lr = lr});
-  if (name == "adamw") return std::make_unique<optim::AdamW>(model.parameters(), optim::AdamWOptions{.lr = lr});
-  return std::make_unique<optim::SGD>(model.parameters(), optim::SGDOptions{.lr = lr, .momentum = 0.9});
+std::unique_ptr<optim::Optimizer> make_optimizer(const std::string& name, nn::Module& model,
+                                                 double lr) {
+  if (name == "adam")
+    return std::make_unique<optim::Adam>(model.parameters(), optim::AdamOptions{.lr = lr});
+  if (name == "adamw")
+    return std::make_unique<optim::AdamW>(model.parameters(), optim::AdamWOptions{.lr = lr});
+  return std::make_unique<optim::SGD>(model.parameters(),
+                                      optim::SGDOptions{.lr = lr, .momentum = 0.9});
 }
 
 struct TestResult {
@@ -35,8 +39,8 @@ struct TestResult {
   std::vector<int64_t> confusion;  // 10 x 10, row = true class
 };
 
-TestResult evaluate(nn::Module& model, const std::shared_ptr<const data::Dataset>& test, Device device,
-                    int64_t batch_size, bool confusion) {
+TestResult evaluate(nn::Module& model, const std::shared_ptr<const data::Dataset>& test,
+                    Device device, int64_t batch_size, bool confusion) {
   NoGradGuard no_grad;
   model.eval();
   data::DataLoader loader(test, {.batch_size = batch_size, .device = device});
@@ -46,7 +50,8 @@ TestResult evaluate(nn::Module& model, const std::shared_ptr<const data::Dataset
   int64_t correct = 0, seen = 0;
   for (const data::Example& batch : loader) {
     Tensor logits = model.forward(batch.data);
-    loss_sum += nn::F::cross_entropy(logits, batch.target, {.reduction = nn::F::kSum}).item<double>();
+    loss_sum +=
+        nn::F::cross_entropy(logits, batch.target, {.reduction = nn::F::kSum}).item<double>();
     Tensor pred = logits.argmax(1);
     correct += (pred == batch.target).sum().item<int64_t>();
     seen += batch.target.numel();
@@ -62,7 +67,9 @@ TestResult evaluate(nn::Module& model, const std::shared_ptr<const data::Dataset
   return r;
 }
 
-std::string data_dir(const std::string& given) { return given.empty() ? data::kFashionMnistDir : given; }
+std::string data_dir(const std::string& given) {
+  return given.empty() ? data::kFashionMnistDir : given;
+}
 
 }  // namespace
 
@@ -85,14 +92,16 @@ int run_train(const TrainOptions& o) {
     EMBER_CHECK_KIND(IO, std::filesystem::exists(ckpt), "--resume: no checkpoint at '", ckpt,
                      "'; train without --resume first");
     CheckpointInfo info = load_checkpoint(ckpt, *model, opt.get(), o.model);
-    EMBER_CHECK(info.optimizer == o.optimizer, "--resume: the checkpoint was trained with --optimizer ",
-                info.optimizer, ", not ", o.optimizer);
+    EMBER_CHECK(info.optimizer == o.optimizer,
+                "--resume: the checkpoint was trained with --optimizer ", info.optimizer, ", not ",
+                o.optimizer);
     default_generator(Device(kCPU)).manual_seed(info.generator_seed);
     default_generator(Device(kCPU)).set_offset(info.generator_offset);
     rows = read_metrics_csv(csv);
     while (!rows.empty() && rows.back().epoch > info.epoch) rows.pop_back();
     start_epoch = info.epoch + 1;
-    std::cerr << "resuming " << o.model << " after epoch " << info.epoch << " from " << ckpt << "\n";
+    std::cerr << "resuming " << o.model << " after epoch " << info.epoch << " from " << ckpt
+              << "\n";
   }
   std::cerr << "training " << o.model << " on " << device << ": " << train_set->size()
             << " training and " << test_set->size() << " test images, batch " << o.batch_size
@@ -102,9 +111,11 @@ int run_train(const TrainOptions& o) {
   for (const EpochRow& r : rows) best = std::max(best, r.test_accuracy);
   for (int epoch = start_epoch; epoch <= o.epochs; ++epoch) {
     // Each epoch's order depends only on (seed, epoch), so a resumed run sees the same batches.
-    data::DataLoader loader(train_set, {.batch_size = o.batch_size, .shuffle = true,
+    data::DataLoader loader(train_set, {.batch_size = o.batch_size,
+                                        .shuffle = true,
                                         .seed = o.seed * 1000003 + static_cast<uint64_t>(epoch),
-                                        .num_workers = o.workers, .device = device});
+                                        .num_workers = o.workers,
+                                        .device = device});
     Progress progress("epoch " + std::to_string(epoch) + "/" + std::to_string(o.epochs),
                       static_cast<int64_t>(loader.size()));
     auto t0 = std::chrono::steady_clock::now();
@@ -124,13 +135,15 @@ int run_train(const TrainOptions& o) {
     progress.finish();
     double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     TestResult test = evaluate(*model, test_set, device, 1000, false);
-    EpochRow row{epoch, loss_sum / static_cast<double>(std::max<int64_t>(samples, 1)), test.loss,
-                 test.accuracy, seconds, static_cast<double>(samples) / seconds};
+    EpochRow row{epoch,     loss_sum / static_cast<double>(std::max<int64_t>(samples, 1)),
+                 test.loss, test.accuracy,
+                 seconds,   static_cast<double>(samples) / seconds};
     rows.push_back(row);
     best = std::max(best, test.accuracy);
-    std::printf("epoch %d: train loss %.4f, test loss %.4f, test accuracy %.2f%%, %.1f s, %.0f samples/s\n",
-                epoch, row.train_loss, row.test_loss, 100 * row.test_accuracy, seconds,
-                row.samples_per_second);
+    std::printf(
+        "epoch %d: train loss %.4f, test loss %.4f, test accuracy %.2f%%, %.1f s, %.0f samples/s\n",
+        epoch, row.train_loss, row.test_loss, 100 * row.test_accuracy, seconds,
+        row.samples_per_second);
     std::fflush(stdout);
     Generator& gen = default_generator(Device(kCPU));
     save_checkpoint(ckpt, *model, opt.get(),
@@ -158,7 +171,8 @@ int run_eval(const EvalOptions& o) {
   std::printf("\n");
   for (int t = 0; t < 10; ++t) {
     std::printf("%4d ", t);
-    for (int p = 0; p < 10; ++p) std::printf("%6lld", static_cast<long long>(r.confusion[t * 10 + p]));
+    for (int p = 0; p < 10; ++p)
+      std::printf("%6lld", static_cast<long long>(r.confusion[t * 10 + p]));
     std::printf("\n");
   }
   return 0;

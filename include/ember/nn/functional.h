@@ -39,7 +39,8 @@ struct CrossEntropyOptions {
 };
 // input: (N, C) or (C) or (N, C, d1, ...) logits; target: int64 class indices (N) / () / (N, d1,
 // ...). Computed from log_softmax, so large logits are safe.
-Tensor cross_entropy(const Tensor& input, const Tensor& target, const CrossEntropyOptions& options = {});
+Tensor cross_entropy(const Tensor& input, const Tensor& target,
+                     const CrossEntropyOptions& options = {});
 
 struct NllLossOptions {
   Reduction reduction = kMean;
@@ -54,7 +55,8 @@ Tensor binary_cross_entropy(const Tensor& input, const Tensor& target, Reduction
                             const Tensor& weight = Tensor());
 // input: logits; stable for any magnitude. pos_weight scales the positive term per class.
 Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& target,
-                                        Reduction reduction = kMean, const Tensor& weight = Tensor(),
+                                        Reduction reduction = kMean,
+                                        const Tensor& weight = Tensor(),
                                         const Tensor& pos_weight = Tensor());
 
 // x: (..., in), weight: (out, in), bias: (out) -> (..., out)

@@ -10,7 +10,8 @@ using functional::Reduction;
 
 class MSELossImpl : public Module {
  public:
-  explicit MSELossImpl(Reduction reduction = Reduction::Mean) : Module("MSELoss"), reduction(reduction) {}
+  explicit MSELossImpl(Reduction reduction = Reduction::Mean)
+      : Module("MSELoss"), reduction(reduction) {}
   Tensor forward(const Tensor& input, const Tensor& target) const;
   Reduction reduction;
 };
@@ -18,7 +19,8 @@ EMBER_MODULE(MSELoss);
 
 class L1LossImpl : public Module {
  public:
-  explicit L1LossImpl(Reduction reduction = Reduction::Mean) : Module("L1Loss"), reduction(reduction) {}
+  explicit L1LossImpl(Reduction reduction = Reduction::Mean)
+      : Module("L1Loss"), reduction(reduction) {}
   Tensor forward(const Tensor& input, const Tensor& target) const;
   Reduction reduction;
 };
@@ -44,7 +46,8 @@ EMBER_MODULE(NLLLoss);
 
 class BCELossImpl : public Module {
  public:
-  explicit BCELossImpl(Reduction reduction = Reduction::Mean) : Module("BCELoss"), reduction(reduction) {}
+  explicit BCELossImpl(Reduction reduction = Reduction::Mean)
+      : Module("BCELoss"), reduction(reduction) {}
   Tensor forward(const Tensor& input, const Tensor& target) const;
   Reduction reduction;
 };
@@ -52,7 +55,8 @@ EMBER_MODULE(BCELoss);
 
 class BCEWithLogitsLossImpl : public Module {
  public:
-  explicit BCEWithLogitsLossImpl(Reduction reduction = Reduction::Mean, Tensor pos_weight = Tensor())
+  explicit BCEWithLogitsLossImpl(Reduction reduction = Reduction::Mean,
+                                 Tensor pos_weight = Tensor())
       : Module("BCEWithLogitsLoss"), reduction(reduction), pos_weight(std::move(pos_weight)) {}
   Tensor forward(const Tensor& input, const Tensor& target) const;
   Reduction reduction;

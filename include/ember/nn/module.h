@@ -91,9 +91,9 @@ class ModuleHolder {
   using ImplType = Impl;
 
   template <class... Args>
-    requires(!(sizeof...(Args) == 1 &&
-               (std::is_base_of_v<ModuleHolder, std::remove_cvref_t<Args>> && ...)))
-  explicit ModuleHolder(Args&&... args) : impl_(std::make_shared<Impl>(std::forward<Args>(args)...)) {}
+  requires(!(sizeof...(Args) == 1 && (std::is_base_of_v<ModuleHolder, std::remove_cvref_t<Args>> &&
+                                      ...))) explicit ModuleHolder(Args&&... args)
+      : impl_(std::make_shared<Impl>(std::forward<Args>(args)...)) {}
   ModuleHolder(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}  // NOLINT
 
   Impl* operator->() const { return impl_.get(); }
@@ -124,17 +124,17 @@ std::ostream& operator<<(std::ostream& os, const ModuleHolder<Impl>& m) {
 // As EMBER_MODULE, with extra holder members: constructors spelling out Impl's parameters, so
 // that braced arguments reach it (`nn::Conv2d(1, 8, {3, 5}, {.stride = 2})`), which the
 // forwarding constructor cannot deduce.
-#define EMBER_MODULE_WITH(Name, ...)                                                    \
-  class Name : public ::ember::nn::ModuleHolder<Name##Impl> {                           \
-   public:                                                                              \
-    using ::ember::nn::ModuleHolder<Name##Impl>::ModuleHolder;                          \
-    __VA_ARGS__                                                                         \
-    Name to(::ember::Device device, bool non_blocking = false) const {                  \
-      impl_->to(device, non_blocking);                                                  \
-      return *this;                                                                     \
-    }                                                                                   \
-    Name to(::ember::DType dtype) const {                                               \
-      impl_->to(dtype);                                                                 \
-      return *this;                                                                     \
-    }                                                                                   \
+#define EMBER_MODULE_WITH(Name, ...)                                   \
+  class Name : public ::ember::nn::ModuleHolder<Name##Impl> {          \
+   public:                                                             \
+    using ::ember::nn::ModuleHolder<Name##Impl>::ModuleHolder;         \
+    __VA_ARGS__                                                        \
+    Name to(::ember::Device device, bool non_blocking = false) const { \
+      impl_->to(device, non_blocking);                                 \
+      return *this;                                                    \
+    }                                                                  \
+    Name to(::ember::DType dtype) const {                              \
+      impl_->to(dtype);                                                \
+      return *this;                                                    \
+    }                                                                  \
   }

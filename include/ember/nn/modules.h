@@ -165,9 +165,9 @@ class Conv2dImpl : public Module {
   Tensor weight, bias;
 };
 EMBER_MODULE_WITH(Conv2d, Conv2d(int64_t in_channels, int64_t out_channels, Size2d kernel_size,
-                                  const Conv2dOptions& options = {})
+                                 const Conv2dOptions& options = {})
                   : ModuleHolder(std::make_shared<Conv2dImpl>(in_channels, out_channels,
-                                                              kernel_size, options)) {});
+                                                              kernel_size, options)){});
 
 class MaxPool2dImpl : public Module {
  public:
@@ -179,7 +179,7 @@ class MaxPool2dImpl : public Module {
   F::MaxPool2dOptions options;
 };
 EMBER_MODULE_WITH(MaxPool2d, MaxPool2d(Size2d kernel_size, const F::MaxPool2dOptions& options = {})
-                  : ModuleHolder(std::make_shared<MaxPool2dImpl>(kernel_size, options)) {});
+                  : ModuleHolder(std::make_shared<MaxPool2dImpl>(kernel_size, options)){});
 
 class AvgPool2dImpl : public Module {
  public:
@@ -191,7 +191,7 @@ class AvgPool2dImpl : public Module {
   F::AvgPool2dOptions options;
 };
 EMBER_MODULE_WITH(AvgPool2d, AvgPool2d(Size2d kernel_size, const F::AvgPool2dOptions& options = {})
-                  : ModuleHolder(std::make_shared<AvgPool2dImpl>(kernel_size, options)) {});
+                  : ModuleHolder(std::make_shared<AvgPool2dImpl>(kernel_size, options)){});
 
 class AdaptiveAvgPool2dImpl : public Module {
  public:
@@ -243,7 +243,7 @@ class BatchNorm1dImpl : public BatchNormImplBase {
   void check_input(const Tensor& input) const override;
 };
 EMBER_MODULE_WITH(BatchNorm1d, BatchNorm1d(int64_t num_features, const BatchNormOptions& options)
-                  : ModuleHolder(std::make_shared<BatchNorm1dImpl>(num_features, options)) {});
+                  : ModuleHolder(std::make_shared<BatchNorm1dImpl>(num_features, options)){});
 
 // input: (N, C, H, W).
 class BatchNorm2dImpl : public BatchNormImplBase {
@@ -255,7 +255,7 @@ class BatchNorm2dImpl : public BatchNormImplBase {
   void check_input(const Tensor& input) const override;
 };
 EMBER_MODULE_WITH(BatchNorm2d, BatchNorm2d(int64_t num_features, const BatchNormOptions& options)
-                  : ModuleHolder(std::make_shared<BatchNorm2dImpl>(num_features, options)) {});
+                  : ModuleHolder(std::make_shared<BatchNorm2dImpl>(num_features, options)){});
 
 // Zeroes whole channels with probability p while training, scaling the rest by 1 / (1 - p).
 class Dropout2dImpl : public Module {

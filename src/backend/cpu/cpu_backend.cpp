@@ -79,8 +79,10 @@ void CpuBackend::fill(const View& dst, const Scalar& value) {
     T v = value.to<T>();
     cpu::StridedOperands<1> it({&dst});
     it.run([v](char** p, const int64_t* s, int64_t n) {
-      if (s[0] == sizeof(T)) std::fill_n(reinterpret_cast<T*>(p[0]), n, v);
-      else for (int64_t i = 0; i < n; ++i) *reinterpret_cast<T*>(p[0] + i * s[0]) = v;
+      if (s[0] == sizeof(T))
+        std::fill_n(reinterpret_cast<T*>(p[0]), n, v);
+      else
+        for (int64_t i = 0; i < n; ++i) *reinterpret_cast<T*>(p[0] + i * s[0]) = v;
     });
   });
 }
@@ -90,6 +92,8 @@ void set_num_threads(int n) {
   omp_set_num_threads(n);
 }
 
-int get_num_threads() { return omp_get_max_threads(); }
+int get_num_threads() {
+  return omp_get_max_threads();
+}
 
 }  // namespace ember

@@ -55,8 +55,10 @@ template <OpKind kind, class Body>
 void dispatch_kind(DType t, const char* name, Body&& body) {
   if constexpr (kind == OpKind::Float) {
     EMBER_CHECK_KIND(DType, is_floating_point(t), "[", name, "] internal: expected a float dtype");
-    if (t == kFloat32) body.template operator()<float>();
-    else body.template operator()<double>();
+    if (t == kFloat32)
+      body.template operator()<float>();
+    else
+      body.template operator()<double>();
   } else {
     visit_dtype(t, body);
   }
@@ -66,11 +68,10 @@ void dispatch_kind(DType t, const char* name, Body&& body) {
 
 void CpuBackend::unary(UnaryOp op, const View& dst, const View& src, const UnaryParams& p) {
   switch (op) {
-#define EMBER_UNARY(Name, name, Fn, kind, ...)                                      \
-  case UnaryOp::Name:                                                          \
-    dispatch_kind<OpKind::kind>(src.dtype, #name, [&]<class T>() {             \
-      unary_loop<math::Fn, T>(dst, src, math::Fn{{p}});                        \
-    });                                                                        \
+#define EMBER_UNARY(Name, name, Fn, kind, ...)                                                   \
+  case UnaryOp::Name:                                                                            \
+    dispatch_kind<OpKind::kind>(                                                                 \
+        src.dtype, #name, [&]<class T>() { unary_loop<math::Fn, T>(dst, src, math::Fn{{p}}); }); \
     return;
 #include "ops/unary_ops.def"
 #undef EMBER_UNARY
@@ -79,10 +80,10 @@ void CpuBackend::unary(UnaryOp op, const View& dst, const View& src, const Unary
 
 void CpuBackend::binary(BinaryOp op, const View& dst, const View& a, const View& b) {
   switch (op) {
-#define EMBER_BINARY(Name, name, Fn, kind, ...)                                                 \
-  case BinaryOp::Name:                                                                     \
-    dispatch_kind<OpKind::kind>(a.dtype, #name,                                            \
-                                [&]<class T>() { binary_loop<math::Fn, T>(dst, a, b, math::Fn{}); }); \
+#define EMBER_BINARY(Name, name, Fn, kind, ...)                                               \
+  case BinaryOp::Name:                                                                        \
+    dispatch_kind<OpKind::kind>(                                                              \
+        a.dtype, #name, [&]<class T>() { binary_loop<math::Fn, T>(dst, a, b, math::Fn{}); }); \
     return;
 #include "ops/binary_ops.def"
 #undef EMBER_BINARY

@@ -47,7 +47,8 @@ void CpuBackend::index_select(const View& dst, const View& src, int64_t dim, con
   int64_t idx_stride = index.strides.empty() ? 0 : index.strides[0];
   const char* s = static_cast<const char*>(src.data);
   char* o = static_cast<char*>(dst.data);
-  cpu::parallel_for(outer * n_idx, std::max<int64_t>(1, cpu::kGrainSize / std::max<int64_t>(inner, 1)),
+  cpu::parallel_for(outer * n_idx,
+                    std::max<int64_t>(1, cpu::kGrainSize / std::max<int64_t>(inner, 1)),
                     [&](int64_t b, int64_t e) {
                       for (int64_t r = b; r < e; ++r) {
                         int64_t i = r / n_idx, j = r % n_idx;
@@ -83,8 +84,10 @@ void CpuBackend::scatter_add(const View& dst, int64_t dim, const View& index, co
         off_dst += (d == dim ? index_at(index, coord) : coord[d]) * dst.strides[d];
         off_src += coord[d] * src.strides[d];
       }
-      if constexpr (std::is_same_v<T, bool>) o[off_dst] = o[off_dst] || s[off_src];
-      else o[off_dst] = static_cast<T>(o[off_dst] + s[off_src]);
+      if constexpr (std::is_same_v<T, bool>)
+        o[off_dst] = o[off_dst] || s[off_src];
+      else
+        o[off_dst] = static_cast<T>(o[off_dst] + s[off_src]);
     });
   });
 }

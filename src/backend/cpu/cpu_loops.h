@@ -26,7 +26,8 @@ void parallel_for(int64_t n, int64_t grain, F&& f) {
     return;
   }
   int64_t max_chunks = (n + grain - 1) / grain;
-#pragma omp parallel num_threads(static_cast<int>(std::min<int64_t>(omp_get_max_threads(), max_chunks)))
+#pragma omp parallel num_threads( \
+    static_cast <int>(std::min <int64_t>(omp_get_max_threads(), max_chunks)))
   {
     int64_t nt = omp_get_num_threads(), t = omp_get_thread_num();
     int64_t chunk = (n + nt - 1) / nt;
@@ -115,10 +116,12 @@ struct StridedOperands {
 // Value conversion between dtypes, as PyTorch casts (bool is "!= 0", floats to uint8 via int64).
 template <class To, class From>
 inline To cast(From v) {
-  if constexpr (std::is_same_v<To, bool>) return v != From(0);
+  if constexpr (std::is_same_v<To, bool>)
+    return v != From(0);
   else if constexpr (std::is_same_v<To, uint8_t> && std::is_floating_point_v<From>)
     return static_cast<uint8_t>(static_cast<int64_t>(v));
-  else return static_cast<To>(v);
+  else
+    return static_cast<To>(v);
 }
 
 }  // namespace ember::cpu

@@ -84,34 +84,36 @@ void matmul_int(const View& dst, const View& a, const View& b) {
   T* c = static_cast<T*>(dst.data);
   const T* pa = static_cast<const T*>(a.data);
   const T* pb = static_cast<const T*>(b.data);
-  cpu::parallel_for(B * M, std::max<int64_t>(1, cpu::kGrainSize / std::max<int64_t>(N * K, 1)),
-                    [&](int64_t begin, int64_t end) {
-                      for (int64_t r = begin; r < end; ++r) {
-                        int64_t i = r / M, m = r % M;
-                        const T* arow = pa + i * a.strides[0] + m * a.strides[1];
-                        const T* bmat = pb + i * b.strides[0];
-                        for (int64_t j = 0; j < N; ++j) {
-                          T acc = 0;
-                          for (int64_t k = 0; k < K; ++k) {
-                            if constexpr (std::is_same_v<T, bool>)
-                              acc = acc || (arow[k * a.strides[2]] &&
-                                            bmat[k * b.strides[1] + j * b.strides[2]]);
-                            else
-                              acc = static_cast<T>(acc + arow[k * a.strides[2]] *
-                                                             bmat[k * b.strides[1] + j * b.strides[2]]);
-                          }
-                          c[r * N + j] = acc;
-                        }
-                      }
-                    });
+  cpu::parallel_for(
+      B * M, std::max<int64_t>(1, cpu::kGrainSize / std::max<int64_t>(N * K, 1)),
+      [&](int64_t begin, int64_t end) {
+        for (int64_t r = begin; r < end; ++r) {
+          int64_t i = r / M, m = r % M;
+          const T* arow = pa + i * a.strides[0] + m * a.strides[1];
+          const T* bmat = pb + i * b.strides[0];
+          for (int64_t j = 0; j < N; ++j) {
+            T acc = 0;
+            for (int64_t k = 0; k < K; ++k) {
+              if constexpr (std::is_same_v<T, bool>)
+                acc = acc || (arow[k * a.strides[2]] && bmat[k * b.strides[1] + j * b.strides[2]]);
+              else
+                acc = static_cast<T>(acc + arow[k * a.strides[2]] *
+                                               bmat[k * b.strides[1] + j * b.strides[2]]);
+            }
+            c[r * N + j] = acc;
+          }
+        }
+      });
 }
 
 }  // namespace
 
 void CpuBackend::matmul(const View& dst, const View& a, const View& b) {
   visit_dtype(dst.dtype, [&]<class T>() {
-    if constexpr (std::is_floating_point_v<T>) matmul_float<T>(dst, a, b);
-    else matmul_int<T>(dst, a, b);
+    if constexpr (std::is_floating_point_v<T>)
+      matmul_float<T>(dst, a, b);
+    else
+      matmul_int<T>(dst, a, b);
   });
 }
 

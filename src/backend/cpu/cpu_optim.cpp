@@ -30,14 +30,17 @@ template <class T>
 void adam(const OptimizerStep& s, T* p, const T* g, T* m, T* v, T* vmax, int64_t n) {
   const T wd = static_cast<T>(s.weight_decay);
   const T decay = static_cast<T>(1 - s.lr * s.weight_decay);
-  const T w1 = static_cast<T>(1 - s.beta1), b2 = static_cast<T>(s.beta2), w2 = static_cast<T>(1 - s.beta2);
+  const T w1 = static_cast<T>(1 - s.beta1), b2 = static_cast<T>(s.beta2),
+          w2 = static_cast<T>(1 - s.beta2);
   const T step_size = static_cast<T>(s.lr / s.bias_correction1);
   const T bc2_sqrt = static_cast<T>(std::sqrt(s.bias_correction2)), eps = static_cast<T>(s.eps);
   cpu::parallel_for(n, cpu::kGrainSize, [&](int64_t b, int64_t e) {
     for (int64_t i = b; i < e; ++i) {
       T d = s.maximize ? -g[i] : g[i];
-      if (s.decoupled_weight_decay) p[i] *= decay;
-      else if (s.weight_decay != 0) d += wd * p[i];
+      if (s.decoupled_weight_decay)
+        p[i] *= decay;
+      else if (s.weight_decay != 0)
+        d += wd * p[i];
       // exp_avg.lerp_(grad, 1 - beta1), as torch.lerp computes it.
       m[i] = w1 < T(0.5) ? m[i] + w1 * (d - m[i]) : d - (d - m[i]) * (T(1) - w1);
       v[i] = v[i] * b2 + w2 * d * d;
@@ -65,11 +68,15 @@ void CpuBackend::optimizer_step(const OptimizerStep& s, std::span<const View> pa
       auto state = [&](std::span<const View> st) {
         return i < st.size() ? static_cast<T*>(st[i].data) : nullptr;
       };
-      if (s.kind == OptimizerKind::SGD) sgd<T>(s, pd, gd, state(state1), p.numel());
-      else adam<T>(s, pd, gd, state(state1), state(state2), state(state3), p.numel());
+      if (s.kind == OptimizerKind::SGD)
+        sgd<T>(s, pd, gd, state(state1), p.numel());
+      else
+        adam<T>(s, pd, gd, state(state1), state(state2), state(state3), p.numel());
     };
-    if (p.dtype == kFloat32) run.template operator()<float>();
-    else run.template operator()<double>();
+    if (p.dtype == kFloat32)
+      run.template operator()<float>();
+    else
+      run.template operator()<double>();
   }
 }
 

@@ -40,7 +40,8 @@ void fill_random(RandomKind kind, T* out, int64_t n, uint64_t seed, uint64_t cou
       } else {
         for (int i = 0; i < per_call; ++i) {
           v[i] = static_cast<T>(a + (b - a) * u[i]);
-          if (v[i] >= static_cast<T>(b)) v[i] = std::nextafter(static_cast<T>(b), static_cast<T>(a));
+          if (v[i] >= static_cast<T>(b))
+            v[i] = std::nextafter(static_cast<T>(b), static_cast<T>(a));
         }
       }
       for (int i = 0; i < per_call && c * per_call + i < n; ++i) out[c * per_call + i] = v[i];
@@ -50,8 +51,8 @@ void fill_random(RandomKind kind, T* out, int64_t n, uint64_t seed, uint64_t cou
 
 }  // namespace
 
-void CpuBackend::random(RandomKind kind, const View& dst, uint64_t seed, uint64_t counter,
-                        double a, double b) {
+void CpuBackend::random(RandomKind kind, const View& dst, uint64_t seed, uint64_t counter, double a,
+                        double b) {
   int64_t n = dst.numel();
   if (kind == RandomKind::RandInt) {
     uint64_t range = static_cast<uint64_t>(static_cast<int64_t>(b) - static_cast<int64_t>(a));
@@ -68,8 +69,10 @@ void CpuBackend::random(RandomKind kind, const View& dst, uint64_t seed, uint64_
     });
     return;
   }
-  if (dst.dtype == kFloat32) fill_random(kind, static_cast<float*>(dst.data), n, seed, counter, a, b);
-  else fill_random(kind, static_cast<double*>(dst.data), n, seed, counter, a, b);
+  if (dst.dtype == kFloat32)
+    fill_random(kind, static_cast<float*>(dst.data), n, seed, counter, a, b);
+  else
+    fill_random(kind, static_cast<double*>(dst.data), n, seed, counter, a, b);
 }
 
 }  // namespace ember

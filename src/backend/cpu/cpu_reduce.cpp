@@ -45,37 +45,48 @@ struct DimGroup {
 
 template <class T>
 constexpr bool is_nan(T v) {
-  if constexpr (std::is_floating_point_v<T>) return v != v;
-  else return false;
+  if constexpr (std::is_floating_point_v<T>)
+    return v != v;
+  else
+    return false;
 }
 
 // Sum, Prod, Max and Min as (accumulator type, identity, step).
 template <ReduceOp op, class T>
 struct Reducer {
-  using Acc = std::conditional_t<(op == ReduceOp::Sum || op == ReduceOp::Prod) &&
-                                     std::is_floating_point_v<T>,
-                                 double, T>;
+  using Acc = std::conditional_t<
+      (op == ReduceOp::Sum || op == ReduceOp::Prod) && std::is_floating_point_v<T>, double, T>;
   static Acc identity() {
-    if constexpr (op == ReduceOp::Sum) return Acc(0);
-    else if constexpr (op == ReduceOp::Prod) return Acc(1);
+    if constexpr (op == ReduceOp::Sum)
+      return Acc(0);
+    else if constexpr (op == ReduceOp::Prod)
+      return Acc(1);
     else if constexpr (op == ReduceOp::Max) {
-      if constexpr (std::is_floating_point_v<T>) return -std::numeric_limits<T>::infinity();
-      else return std::numeric_limits<T>::lowest();
+      if constexpr (std::is_floating_point_v<T>)
+        return -std::numeric_limits<T>::infinity();
+      else
+        return std::numeric_limits<T>::lowest();
     } else {
-      if constexpr (std::is_floating_point_v<T>) return std::numeric_limits<T>::infinity();
-      else return std::numeric_limits<T>::max();
+      if constexpr (std::is_floating_point_v<T>)
+        return std::numeric_limits<T>::infinity();
+      else
+        return std::numeric_limits<T>::max();
     }
   }
   static Acc step(Acc acc, T v) {
     if constexpr (op == ReduceOp::Sum) {
-      if constexpr (std::is_same_v<T, bool>) return acc || v;
+      if constexpr (std::is_same_v<T, bool>)
+        return acc || v;
       else if constexpr (std::is_integral_v<T>)
         return static_cast<T>(static_cast<std::make_unsigned_t<T>>(acc) +
                               static_cast<std::make_unsigned_t<T>>(v));
-      else return acc + v;
+      else
+        return acc + v;
     } else if constexpr (op == ReduceOp::Prod) {
-      if constexpr (std::is_same_v<T, bool>) return acc && v;
-      else return acc * v;
+      if constexpr (std::is_same_v<T, bool>)
+        return acc && v;
+      else
+        return acc * v;
     } else if constexpr (op == ReduceOp::Max) {
       return (is_nan(acc) || v > acc || is_nan(v)) ? (is_nan(acc) ? acc : v) : acc;
     } else {
@@ -84,11 +95,15 @@ struct Reducer {
   }
   static Acc merge(Acc a, Acc b) {
     if constexpr (op == ReduceOp::Sum) {
-      if constexpr (std::is_floating_point_v<T>) return a + b;
-      else return step(a, static_cast<T>(b));
+      if constexpr (std::is_floating_point_v<T>)
+        return a + b;
+      else
+        return step(a, static_cast<T>(b));
     } else if constexpr (op == ReduceOp::Prod) {
-      if constexpr (std::is_floating_point_v<T>) return a * b;
-      else return step(a, static_cast<T>(b));
+      if constexpr (std::is_floating_point_v<T>)
+        return a * b;
+      else
+        return step(a, static_cast<T>(b));
     } else {
       return step(a, static_cast<T>(b));
     }
@@ -229,12 +244,18 @@ void arg_reduce_typed(const View& dst, const View& src, uint64_t mask) {
 void CpuBackend::reduce(ReduceOp op, const View& dst, const View& src, uint64_t mask) {
   visit_dtype(src.dtype, [&]<class T>() {
     switch (op) {
-      case ReduceOp::Sum: return reduce_typed<ReduceOp::Sum, T>(dst, src, mask);
-      case ReduceOp::Prod: return reduce_typed<ReduceOp::Prod, T>(dst, src, mask);
-      case ReduceOp::Max: return reduce_typed<ReduceOp::Max, T>(dst, src, mask);
-      case ReduceOp::Min: return reduce_typed<ReduceOp::Min, T>(dst, src, mask);
-      case ReduceOp::ArgMax: return arg_reduce_typed<true, T>(dst, src, mask);
-      case ReduceOp::ArgMin: return arg_reduce_typed<false, T>(dst, src, mask);
+      case ReduceOp::Sum:
+        return reduce_typed<ReduceOp::Sum, T>(dst, src, mask);
+      case ReduceOp::Prod:
+        return reduce_typed<ReduceOp::Prod, T>(dst, src, mask);
+      case ReduceOp::Max:
+        return reduce_typed<ReduceOp::Max, T>(dst, src, mask);
+      case ReduceOp::Min:
+        return reduce_typed<ReduceOp::Min, T>(dst, src, mask);
+      case ReduceOp::ArgMax:
+        return arg_reduce_typed<true, T>(dst, src, mask);
+      case ReduceOp::ArgMin:
+        return arg_reduce_typed<false, T>(dst, src, mask);
     }
   });
 }

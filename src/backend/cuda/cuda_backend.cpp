@@ -19,7 +19,8 @@ void check(cudaError_t err, const char* what) {
   cudaGetLastError();  // clear the sticky-free error state
   if (err == cudaErrorMemoryAllocation)
     EMBER_THROW(OutOfMemory, "[", what, "] CUDA out of memory (", cudaGetErrorName(err), ")");
-  EMBER_THROW(Cuda, "[", what, "] CUDA error ", cudaGetErrorName(err), ": ", cudaGetErrorString(err));
+  EMBER_THROW(Cuda, "[", what, "] CUDA error ", cudaGetErrorName(err), ": ",
+              cudaGetErrorString(err));
 }
 
 // Makes `index` the current device for the lifetime of the guard.
@@ -36,7 +37,8 @@ class DeviceGuard {
 };
 
 [[noreturn]] void no_kernels(const char* family) {
-  EMBER_THROW(NotImplemented, "[cuda] ", family, " kernels are not part of this build yet: ember's "
+  EMBER_THROW(NotImplemented, "[cuda] ", family,
+              " kernels are not part of this build yet: ember's "
               "CUDA backend currently moves and stores tensors but computes nothing on the GPU. "
               "Run this op on the CPU (tensor.cpu()) until the CUDA kernels land.");
 }
@@ -100,7 +102,9 @@ class CudaBackend : public Backend {
     if (!(is_dense(dst) && value.to_double() == 0)) no_kernels("fill");
     check(cudaMemset(dst.data, 0, dst.numel() * element_size(dst.dtype)), "fill");
   }
-  void unary(UnaryOp, const View&, const View&, const UnaryParams&) override { no_kernels("unary"); }
+  void unary(UnaryOp, const View&, const View&, const UnaryParams&) override {
+    no_kernels("unary");
+  }
   void binary(BinaryOp, const View&, const View&, const View&) override { no_kernels("binary"); }
   void where(const View&, const View&, const View&, const View&) override { no_kernels("where"); }
   void reduce(ReduceOp, const View&, const View&, uint64_t) override { no_kernels("reduction"); }
@@ -118,7 +122,8 @@ class CudaBackend : public Backend {
     no_kernels("random");
   }
   void optimizer_step(const OptimizerStep&, std::span<const View>, std::span<const View>,
-                      std::span<const View>, std::span<const View>, std::span<const View>) override {
+                      std::span<const View>, std::span<const View>,
+                      std::span<const View>) override {
     no_kernels("optimizer step");
   }
   void synchronize(int index) override {
@@ -148,7 +153,9 @@ Backend* cuda_backend() {
 }
 
 namespace cuda {
-bool is_built() { return true; }
+bool is_built() {
+  return true;
+}
 }  // namespace cuda
 
 }  // namespace ember

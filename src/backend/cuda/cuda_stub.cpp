@@ -4,10 +4,14 @@
 
 namespace ember {
 
-Backend* cuda_backend() { return nullptr; }
+Backend* cuda_backend() {
+  return nullptr;
+}
 
 namespace cuda {
-bool is_built() { return false; }
+bool is_built() {
+  return false;
+}
 }  // namespace cuda
 
 }  // namespace ember

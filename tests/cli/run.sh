@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# tests/cli/run.sh EMBER OUT_DIR: end-to-end checks of the `ember` program on Fashion-MNIST --
+# train one epoch, resume to two, evaluate, and one-line errors with a non-zero exit for bad
+# input. Exits 77 (skipped) when the dataset is not installed.
+set -uo pipefail
+ember=$1 out=$2
+data=/usr/share/datasets/fashion-mnist
+[ -f "$data/train-images-idx3-ubyte.gz" ] || { echo "Fashion-MNIST not installed: skipped"; exit 77; }
+rm -rf "$out"
+fail() { echo "FAIL: $*"; exit 1; }
+
+"$ember" info | grep -q "auto device:" || fail "ember info"
+"$ember" train --epochs 1 --out "$out" > "$out.log" 2>&1 || fail "train: $(cat "$out.log")"
+grep -q "epoch 1: train loss" "$out.log" || fail "no epoch summary line"
+for f in metrics.csv curves.svg checkpoint.safetensors; do [ -s "$out/$f" ] || fail "missing $f"; done
+[ "$(wc -l < "$out/metrics.csv")" -eq 2 ] || fail "metrics.csv should have a header and one row"
+"$ember" train --epochs 2 --resume --out "$out" > "$out.log" 2>&1 || fail "resume: $(cat "$out.log")"
+grep -q "resuming mlp after epoch 1" "$out.log" || fail "resume did not start from the checkpoint"
+[ "$(wc -l < "$out/metrics.csv")" -eq 3 ] || fail "metrics.csv should have two rows after resume"
+"$ember" eval --checkpoint "$out/checkpoint.safetensors" > "$out.log" 2>&1 || fail "eval"
+grep -q "test accuracy" "$out.log" || fail "eval printed no accuracy"
+grep -q "confusion matrix" "$out.log" || fail "eval printed no confusion matrix"
+ls "$out" | grep -q tmp && fail "temporary files left in $out"
+
+expect_error() {  # a one-line "ember: error:" and exit status 1
+  local log; log=$("$ember" "$@" 2>&1); local rc=$?
+  [ $rc -eq 1 ] || fail "'$*' exited $rc"
+  [ "$(echo "$log" | wc -l)" -eq 1 ] || fail "'$*' printed more than one line: $log"
+  echo "$log" | grep -q "^ember: error:" || fail "'$*' printed: $log"
+}
+expect_error train --data /nonexistent --out "$out.x"
+expect_error train --device gpu --out "$out.x"
+expect_error train --device cuda:7 --out "$out.x"
+expect_error train --model cnn --resume --out "$out"
+echo garbage > "$out.bad"
+expect_error eval --checkpoint "$out.bad"
+expect_error eval --checkpoint "$out/none.safetensors"
+rm -rf "$out" "$out.x" "$out.bad" "$out.log"
+echo "ember CLI: all checks passed"
