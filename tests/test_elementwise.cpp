@@ -857,3 +857,21 @@ EMBER_INSTANTIATE_DEVICE_TESTS(ElementwiseTest);
 
 }  // namespace
 }  // namespace ember
+
+namespace ember {
+namespace {
+
+// torch.set_flush_denormal: subnormal results become zero while it is on, on every CPU thread.
+TEST(FlushDenormal, SubnormalResultsBecomeZeroWhileOn) {
+  Tensor tiny = full({100000}, 1e-30f);  // large enough to run on all OpenMP threads
+  if (!set_flush_denormal(true)) GTEST_SKIP() << "not supported on this CPU";
+  float flushed = (tiny * 1e-10f).max().item<float>();
+  set_flush_denormal(false);
+  float kept = (tiny * 1e-10f).max().item<float>();
+  EXPECT_EQ(flushed, 0.0f);
+  EXPECT_GT(kept, 0.0f);  // 1e-40 is a float32 subnormal
+  EXPECT_LT(kept, 1e-38f);
+}
+
+}  // namespace
+}  // namespace ember

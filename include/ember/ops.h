@@ -139,5 +139,8 @@ Tensor one_hot(const Tensor& indices, int64_t num_classes = -1);
 // --- threads used by CPU kernels
 void set_num_threads(int n);
 int get_num_threads();
+// torch.set_flush_denormal: treat subnormal floats as zero on the CPU (much faster where values
+// decay towards zero, e.g. Adam's moments of unused weights). Returns false where unsupported.
+bool set_flush_denormal(bool on);
 
 }  // namespace ember

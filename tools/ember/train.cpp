@@ -74,6 +74,7 @@ std::string data_dir(const std::string& given) {
 }  // namespace
 
 int run_train(const TrainOptions& o) {
+  set_flush_denormal(true);  // Adam's moments of idle weights decay into subnormals
   Device device = pick_device(o.device);
   std::string root = data_dir(o.data);
   auto train_set = std::make_shared<data::MNIST>(root, data::MNIST::Split::Train);
