@@ -492,3 +492,32 @@ EMBER_INSTANTIATE_DEVICE_TESTS(ReduceTest);
 
 }  // namespace
 }  // namespace ember
+
+namespace ember {
+namespace {
+
+class FusedSoftmaxTest : public testing::DeviceTest {};
+
+// softmax and log_softmax run as one fused kernel; they must agree with the op-by-op formulas
+// exp(x - max) / sum(exp(x - max)) and (x - max) - log(sum(exp(x - max))) along every dim.
+TEST_P(FusedSoftmaxTest, MatchesTheCompositeFormulas) {
+  manual_seed(3);
+  for (const Shape& shape : {Shape{7}, Shape{4, 9}, Shape{3, 5, 6}, Shape{2, 3, 4, 5}}) {
+    Tensor x = (randn(shape) * 4).to(device());
+    for (int64_t d = 0; d < x.dim(); ++d) {
+      Tensor m = amax(x, {d}, true);
+      Tensor e = exp(x - m);
+      Tensor s = sum(e, {d}, true);
+      EXPECT_TRUE(testing::tensor_close(softmax(x, d), e / s, 1e-5, 1e-7)) << shape_str(shape) << " dim " << d;
+      EXPECT_TRUE(testing::tensor_close(log_softmax(x, d), (x - m) - log(s), 1e-5, 1e-6))
+          << shape_str(shape) << " dim " << d;
+      EXPECT_TRUE(testing::tensor_close(softmax(x.transpose(0, x.dim() - 1), d),
+                                        softmax(x.transpose(0, x.dim() - 1).contiguous(), d), 1e-6, 0));
+    }
+  }
+}
+
+EMBER_INSTANTIATE_DEVICE_TESTS(FusedSoftmaxTest);
+
+}  // namespace
+}  // namespace ember

@@ -102,6 +102,9 @@ class Backend {
   // (batch, channels, height, width), cols: (batch, channels * kernel_h * kernel_w,
   // out_h * out_w); both contiguous, one floating dtype. im2col overwrites cols; col2im overwrites
   // image with the sum of every column entry that reads each pixel.
+  // Softmax (or log-softmax) of src along `dim` into dst; both contiguous, one float dtype.
+  virtual void softmax(const View& dst, const View& src, int64_t dim, bool log) = 0;
+
   virtual void im2col(const View& cols, const View& image, const Conv2dGeometry& g) = 0;
   virtual void col2im(const View& image, const View& cols, const Conv2dGeometry& g) = 0;
 

@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "autograd/function.h"
 #include "ops/op_helpers.h"
 
 namespace ember {
@@ -42,25 +43,29 @@ Tensor logsumexp(const Tensor& x0, const Shape& dims, bool keepdim) {
   return out.view(squeezed);
 }
 
-Tensor softmax(const Tensor& x0, int64_t dim) {
+namespace {
+// The fused kernel (backend softmax entry) with its gradient:
+//   softmax:     dx = y * (g - sum(g * y))      log_softmax: dx = g - exp(y) * sum(g)
+Tensor fused_softmax(const char* name, const Tensor& x0, int64_t dim, bool log) {
   Tensor x = as_float(x0);
-  Shape d{wrap_dim("softmax", dim, x.dim())};
+  int64_t d = wrap_dim(name, dim, x.dim());
   if (x.numel() == 0) return x.clone();
-  Tensor e = exp(x - amax(x.detach(), d, true));
-  // In place only outside the graph: exp's backward reads e.
-  Tensor s = sum(e, d, true);
-  return e.requires_grad() ? e / s : e.div_(s);
+  Tensor src = x.contiguous();
+  Tensor out = make_tensor(x.sizes(), x.dtype(), x.device());
+  backend_for(x).softmax(view_of(out), view_of(src), x.dim() == 0 ? 0 : d, log);
+  autograd::record(log ? "LogSoftmaxBackward0" : "SoftmaxBackward0", {&x}, out,
+                   [sy = autograd::SavedTensor(out, true), d, log](const Tensor& g) {
+                     Tensor y = sy.unpack();
+                     Shape dims{d};
+                     if (y.dim() == 0) dims.clear();
+                     Tensor r = log ? g - exp(y) * sum(g, dims, true) : y * (g - sum(g * y, dims, true));
+                     return std::vector<Tensor>{r};
+                   });
+  return out;
 }
+}  // namespace
 
-Tensor log_softmax(const Tensor& x0, int64_t dim) {
-  Tensor x = as_float(x0);
-  Shape d{wrap_dim("log_softmax", dim, x.dim())};
-  if (x.numel() == 0) return x.clone();
-  // (x - m) - log(sum(exp(x - m))), as PyTorch's kernel, not x - logsumexp(x): for large x the
-  // logsumexp rounded to the dtype would cost the small results most of their precision.
-  Tensor m = amax(x.detach(), d, true);
-  Tensor shifted = x - where(abs(m) == std::numeric_limits<double>::infinity(), 0.0, m);
-  return shifted - log(sum(exp(shifted), d, true));
-}
+Tensor softmax(const Tensor& x, int64_t dim) { return fused_softmax("softmax", x, dim, false); }
+Tensor log_softmax(const Tensor& x, int64_t dim) { return fused_softmax("log_softmax", x, dim, true); }
 
 }  // namespace ember

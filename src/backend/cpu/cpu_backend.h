@@ -22,6 +22,7 @@ class CpuBackend : public Backend {
   void where(const View& dst, const View& cond, const View& a, const View& b) override;
   void reduce(ReduceOp op, const View& dst, const View& src, uint64_t reduce_mask) override;
   void matmul(const View& dst, const View& a, const View& b) override;
+  void softmax(const View& dst, const View& src, int64_t dim, bool log) override;
   void im2col(const View& cols, const View& image, const Conv2dGeometry& g) override;
   void col2im(const View& image, const View& cols, const Conv2dGeometry& g) override;
   void index_select(const View& dst, const View& src, int64_t dim, const View& index) override;

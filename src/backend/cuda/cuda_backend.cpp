@@ -109,6 +109,7 @@ class CudaBackend : public Backend {
   void where(const View&, const View&, const View&, const View&) override { no_kernels("where"); }
   void reduce(ReduceOp, const View&, const View&, uint64_t) override { no_kernels("reduction"); }
   void matmul(const View&, const View&, const View&) override { no_kernels("matmul"); }
+  void softmax(const View&, const View&, int64_t, bool) override { no_kernels("softmax"); }
   void im2col(const View&, const View&, const Conv2dGeometry&) override { no_kernels("im2col"); }
   void col2im(const View&, const View&, const Conv2dGeometry&) override { no_kernels("col2im"); }
   void index_select(const View&, const View&, int64_t, const View&) override {
