@@ -114,6 +114,25 @@ TEST_P(LossTest, MseAndL1Gradcheck) {
   }
 }
 
+TEST_P(LossTest, MseIsOneNodeWhoseTargetGradientIsTheNegative) {
+  Tensor x = f64({{0.3, -1.2}, {0.7, 0.1}}, true), y = f64({{1.0, 0.5}, {0.2, 0.9}}, true);
+  Tensor loss = F::mse_loss(x, y, F::kSum);
+  ASSERT_NE(loss.grad_fn(), nullptr);
+  EXPECT_EQ(loss.grad_fn()->name(), "MseLossBackward0");
+  loss.backward();
+  // By hand: d/dx sum((x - y)^2) = 2 (x - y) = [[-1.4, -3.4], [1.0, -1.6]]; d/dy is its negative.
+  EXPECT_TRUE(close64(x.grad(), f64({{-1.4, -3.4}, {1.0, -1.6}})));
+  EXPECT_TRUE(close64(y.grad(), f64({{1.4, 3.4}, {-1.0, 1.6}})));
+  // The node keeps input - target, so changing the input in place after the forward does not
+  // change the gradient of that forward: d/dx2 mean((x2 - 0)^2) = x2 = [1, 2].
+  Tensor x2 = f64({1.0, 2.0}, true), y2 = f64({0.0, 0.0});
+  Tensor h = x2 * 1.0;
+  Tensor l2 = F::mse_loss(h, y2);
+  h.mul_(0.0);
+  l2.backward();
+  EXPECT_TRUE(close64(x2.grad(), f64({1.0, 2.0})));
+}
+
 TEST_P(LossTest, MseBroadcastsAsPyTorch) {
   // By hand: x - y broadcast to (2, 2): [[0, 1], [2, 3]] - [1, 1] -> [[-1, 0], [1, 2]].
   Tensor x = f32({{0.0, 1.0}, {2.0, 3.0}}), y = f32({1.0, 1.0});

@@ -301,6 +301,28 @@ TEST_P(MatmulTest, RandomFloat32MatchesFloat64Reference) {
   EXPECT_TRUE(tensor_close(matmul(a, b), expected(reference_bmm(a, b), {3, 5, 6}), 1e-5, 1e-4));
 }
 
+TEST_P(MatmulTest, SmallAndBlasSizedProductsAgreeWithReference) {
+  // Products of up to 4096 multiply-adds take a plain loop on the CPU, larger ones BLAS; both
+  // must honour transposed and sliced operands. Shapes straddle that boundary, and the thin
+  // shapes of a Linear(10, 1) step (N = 1, K = 1, M = 1) are among them.
+  Generator gen(7);
+  for (Shape dims : {Shape{32, 10, 1}, Shape{32, 1, 10}, Shape{1, 32, 10}, Shape{16, 16, 16},
+                     Shape{16, 16, 17}, Shape{3, 200, 7}}) {
+    int64_t M = dims[0], K = dims[1], N = dims[2];
+    for (DType dt : {kFloat32, kFloat64}) {
+      Tensor a = (rand({K, M}, on(dt), &gen) - 0.5).t();  // (M, K), transposed layout
+      Tensor b = (rand({K, 2 * N}, on(dt), &gen) - 0.5).slice(1, 0, 2 * N, 2);  // stride 2
+      Tensor r = mm(a, b);
+      double tol = dt == kFloat32 ? 1e-5 : 1e-12;
+      EXPECT_TRUE(tensor_close(r, expected(reference_bmm(a.unsqueeze(0), b.unsqueeze(0)), {M, N}),
+                               tol, tol))
+          << shape_str(dims) << " " << dt;
+      EXPECT_TRUE(tensor_close(mm(a.contiguous(), b.contiguous()), r, tol, tol))
+          << shape_str(dims) << " " << dt;
+    }
+  }
+}
+
 EMBER_INSTANTIATE_DEVICE_TESTS(MatmulTest);
 
 }  // namespace

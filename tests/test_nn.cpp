@@ -589,6 +589,39 @@ TEST_P(LayerTest, LayerNormGradcheck) {
       {x}));
 }
 
+TEST_P(LayerTest, LinearIsOneNodeWithPyTorchsGradients) {
+  // F::linear on 2-D input is one AddmmBackward0 node (MmBackward0 without bias); its gradients
+  // must match finite differences and the composite x @ w^T + b, for every subset of inputs that
+  // requires grad.
+  Tensor x = f64({{0.5, -1.0, 2.0}, {1.5, 0.25, -0.75}, {0.0, 1.0, 1.0}, {-2.0, 0.5, 0.125}}, true);
+  Tensor w = f64({{0.1, -0.2, 0.3}, {0.4, 0.5, -0.6}}, true), b = f64({0.7, -0.8}, true);
+  Tensor y = F::linear(x, w, b);
+  ASSERT_NE(y.grad_fn(), nullptr);
+  EXPECT_EQ(y.grad_fn()->name(), "AddmmBackward0");
+  EXPECT_EQ(F::linear(x, w, Tensor()).grad_fn()->name(), "MmBackward0");
+  EXPECT_TRUE(tensor_close(y, matmul(x, w.t()) + b, 1e-12, 1e-12));
+  EXPECT_TRUE(grad_ok([](const std::vector<Tensor>& in) { return F::linear(in[0], in[1], in[2]); },
+                      {x, w, b}));
+  EXPECT_TRUE(grad_ok(
+      [](const std::vector<Tensor>& in) { return F::linear(in[0], in[1], Tensor()); }, {x, w}));
+  // Only the weight requires grad: x and b get none, w gets g^T x.
+  Tensor xc = x.detach(), bc = b.detach();
+  Tensor g = f64({{1.0, 2.0}, {0.5, -1.0}, {0.0, 3.0}, {-1.0, 1.0}});
+  Tensor wl = w.detach().requires_grad_();
+  F::linear(xc, wl, bc).backward(g);
+  EXPECT_TRUE(tensor_close(wl.grad(), mm(g.t(), xc), 1e-12, 1e-12));
+  EXPECT_FALSE(xc.grad().defined());
+  // Higher-rank input goes through matmul and still broadcasts the bias.
+  Tensor x3 = x.detach().reshape({2, 2, 3}).requires_grad_();
+  EXPECT_TRUE(grad_ok([](const std::vector<Tensor>& in) { return F::linear(in[0], in[1], in[2]); },
+                      {x3, w, b}));
+  EXPECT_TRUE(throws_error(
+      [&] {
+        F::linear(f64({{1.0, 2.0}}), w, b);
+      },
+      ErrorKind::Shape, {"cannot be multiplied", "1x2 and 3x2"}));
+}
+
 TEST_P(LayerTest, EmbeddingLooksUpRows) {
   manual_seed(3);
   nn::Embedding emb(10, 3);

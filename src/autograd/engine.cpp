@@ -39,7 +39,10 @@ std::vector<Tensor> AccumulateGrad::apply(const Tensor& grad) {
   Tensor g = grad.to(leaf.device(), leaf.dtype());
   if (!m.grad.defined()) {
     // Take the incoming buffer when nothing else refers to it; copy otherwise.
-    bool sole = g.impl_ptr().use_count() == 1 && g.storage().use_count() == 1 && g.is_contiguous();
+    // `grad` is the engine's own reference; to() hands back that same tensor when nothing changes.
+    long owners = g.impl_ptr() == grad.impl_ptr() ? 2 : 1;
+    bool sole =
+        g.impl_ptr().use_count() == owners && g.storage().use_count() == 1 && g.is_contiguous();
     m.grad = sole ? g : g.clone();
   } else {
     m.grad.add_(g);

@@ -5,10 +5,20 @@
 
 namespace ember {
 
+namespace detail {
+constinit std::array<Backend*, 3> g_backends{};
+}  // namespace detail
+
 namespace {
+// Fills the table with the built-in backends on first use (other static initialisers may get
+// here first, so the table is not filled at load time).
 std::array<Backend*, 3>& registry() {
-  static std::array<Backend*, 3> backends{cpu_backend(), cuda_backend(), nullptr};
-  return backends;
+  static bool filled = [] {
+    detail::g_backends = {cpu_backend(), cuda_backend(), nullptr};
+    return true;
+  }();
+  (void)filled;
+  return detail::g_backends;
 }
 }  // namespace
 
@@ -20,7 +30,7 @@ bool has_backend(DeviceType type) {
   return registry()[static_cast<size_t>(type)] != nullptr;
 }
 
-Backend& backend_for(DeviceType type) {
+Backend& backend_for_slow(DeviceType type) {
   Backend* b = registry()[static_cast<size_t>(type)];
   EMBER_CHECK_KIND(Device, b != nullptr, "[backend] this build of ember has no ",
                    device_type_name(type), " backend",

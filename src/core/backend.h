@@ -2,6 +2,7 @@
 // Kernels see views as (data pointer, sizes, strides, dtype); op semantics live in src/ops.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -127,8 +128,17 @@ class Backend {
   virtual void synchronize(int device_index) = 0;
 };
 
+namespace detail {
+// Backends by device type; empty until the first lookup fills it (see backend.cpp).
+extern constinit std::array<Backend*, 3> g_backends;
+}  // namespace detail
+// backend_for's first call for a type, and its error when that type has no backend.
+Backend& backend_for_slow(DeviceType type);
 // The backend of a device type; throws an Error when that type has none in this build.
-Backend& backend_for(DeviceType type);
+inline Backend& backend_for(DeviceType type) {
+  Backend* b = detail::g_backends[static_cast<size_t>(type)];
+  return b ? *b : backend_for_slow(type);
+}
 inline Backend& backend_for(const Tensor& t) {
   return backend_for(t.device().type());
 }

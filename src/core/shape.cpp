@@ -30,7 +30,7 @@ int64_t shape_numel(const Shape& sizes) {
   return n;
 }
 
-int64_t wrap_dim(const char* op, int64_t dim, int64_t ndim) {
+int64_t wrap_dim_slow(const char* op, int64_t dim, int64_t ndim) {
   int64_t lo = ndim > 0 ? -ndim : -1, hi = ndim > 0 ? ndim - 1 : 0;
   EMBER_CHECK_KIND(Index, dim >= lo && dim <= hi, "[", op,
                    "] Dimension out of range (expected to be in range of [", lo, ", ", hi,

@@ -9,8 +9,14 @@ namespace ember {
 
 Shape contiguous_strides(const Shape& sizes);
 int64_t shape_numel(const Shape& sizes);
+// wrap_dim's rare cases: 0-dim tensors (dims 0 and -1 mean the scalar itself) and errors.
+int64_t wrap_dim_slow(const char* op, int64_t dim, int64_t ndim);
 // Wraps a possibly negative dim into [0, ndim); throws PyTorch's "Dimension out of range".
-int64_t wrap_dim(const char* op, int64_t dim, int64_t ndim);
+inline int64_t wrap_dim(const char* op, int64_t dim, int64_t ndim) {
+  if (dim >= 0 && dim < ndim) return dim;
+  if (dim < 0 && dim >= -ndim) return dim + ndim;
+  return wrap_dim_slow(op, dim, ndim);
+}
 // Replaces one -1 in `shape` so that it holds `numel` elements; throws when impossible.
 Shape infer_size(const char* op, const Shape& shape, int64_t numel);
 // The broadcast shape of a and b, or an Error naming op and both shapes.

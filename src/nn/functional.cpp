@@ -71,9 +71,28 @@ Tensor bce_elementwise(const Tensor& x, const Tensor& y) {
 
 }  // namespace
 
+// One node for the whole loss, as PyTorch's MseLossBackward0: d = input - target is kept, and
+// backward is d * 2g (/ numel for the mean). Broadcasting shapes or mixed dtypes take the
+// composite path.
 Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction) {
-  Tensor d = input - target;
-  return reduce(d * d, reduction);
+  if (input.sizes() != target.sizes() || input.dtype() != target.dtype()) {
+    Tensor d = input - target;
+    return reduce(d * d, reduction);
+  }
+  Tensor d, loss;
+  {
+    NoGradGuard no_grad;
+    d = input - target;
+    loss = reduce(d * d, reduction);
+  }
+  double scale = reduction == Reduction::Mean ? 2.0 / static_cast<double>(input.numel()) : 2.0;
+  autograd::record("MseLossBackward0", {&input, &target}, loss,
+                   [d, scale, input_grad = input.requires_grad(),
+                    target_grad = target.requires_grad()](const Tensor& g) -> std::vector<Tensor> {
+                     Tensor gi = d * (g * scale);
+                     return {input_grad ? gi : Tensor(), target_grad ? -gi : Tensor()};
+                   });
+  return loss;
 }
 
 Tensor l1_loss(const Tensor& input, const Tensor& target, Reduction reduction) {
@@ -189,9 +208,31 @@ Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& targe
   return reduce(loss, reduction);
 }
 
+// x (N, in), weight (out, in), bias (out) -> (N, out) as one node (PyTorch's AddmmBackward0):
+// backward is g @ weight, g^T @ x and g summed over the batch. Other ranks go through matmul.
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
-  Tensor y = x.dim() == 2 ? mm(x, weight.t()) : matmul(x, weight.t());
-  return bias.defined() ? y + bias : y;
+  if (x.dim() != 2 || weight.dim() != 2 || (bias.defined() && bias.dim() != 1)) {
+    Tensor y = matmul(x, weight.t());
+    return bias.defined() ? y + bias : y;
+  }
+  Tensor y;
+  {
+    NoGradGuard no_grad;
+    y = mm(x, weight.t());
+    if (bias.defined()) y.add_(bias);
+  }
+  auto backward = [sx = autograd::SavedTensor(x), sw = autograd::SavedTensor(weight),
+                   x_grad = x.requires_grad(), w_grad = weight.requires_grad(),
+                   b_grad = bias.defined() && bias.requires_grad()](const Tensor& g) {
+    return std::vector<Tensor>{x_grad ? mm(g, sw.unpack()) : Tensor(),
+                               w_grad ? mm(g.t(), sx.unpack()) : Tensor(),
+                               b_grad ? sum(g, {0}) : Tensor()};
+  };
+  if (bias.defined())
+    autograd::record("AddmmBackward0", {&x, &weight, &bias}, y, std::move(backward));
+  else
+    autograd::record("MmBackward0", {&x, &weight}, y, std::move(backward));
+  return y;
 }
 
 Tensor dropout(const Tensor& x, double p, bool training) {

@@ -1,6 +1,8 @@
 // ops/elementwise.cpp: element-wise ops -- type promotion, broadcasting, device checks, in-place
 // forms and operators; the arithmetic itself is the backends' (from the op tables).
+#include <array>
 #include <optional>
+#include <string>
 
 #include "autograd/function.h"
 #include "ops/op_helpers.h"
@@ -13,6 +15,17 @@ Tensor wrap_scalar(const Scalar& s, Device device) {
   Tensor t = make_tensor({}, s.dtype(), device);
   if (device.is_cpu()) {
     visit_dtype(s.dtype(), [&]<class T>() { *static_cast<T*>(t.impl().data()) = s.to<T>(); });
+  } else {
+    backend_for(device.type()).fill(view_of(t), s);
+  }
+  t.impl().wrapped_number = true;
+  return t;
+}
+
+Tensor wrap_scalar_as(const Scalar& s, DType dtype, Device device) {
+  Tensor t = make_tensor({}, dtype, device);
+  if (device.is_cpu()) {
+    visit_dtype(dtype, [&]<class T>() { *static_cast<T*>(t.impl().data()) = s.to<T>(); });
   } else {
     backend_for(device.type()).fill(view_of(t), s);
   }
@@ -48,12 +61,19 @@ DType result_type_of(std::initializer_list<const Tensor*> tensors) {
   return *combine(dim, combine(zero, wrapped));
 }
 
+DType result_type_with_scalar(const Tensor& t, const Scalar& s) {
+  DType wrapped = s.is_floating_point() ? default_dtype() : s.dtype();
+  const TensorImpl& i = t.impl();
+  if (i.wrapped_number)
+    return promote_types(is_floating_point(i.dtype) ? default_dtype() : i.dtype, wrapped);
+  return *combine(i.dtype, wrapped);
+}
+
 DType result_type(const Tensor& a, const Tensor& b) {
   return result_type_of({&a, &b});
 }
 DType result_type(const Tensor& a, const Scalar& b) {
-  Tensor s = wrap_scalar(b, Device(kCPU));
-  return result_type_of({&a, &s});
+  return result_type_with_scalar(a, b);
 }
 Shape broadcast_shapes(const Shape& a, const Shape& b) {
   return broadcast_shape("broadcast_shapes", a, b);
@@ -141,14 +161,26 @@ namespace {
 Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b) {
   return binary_op(op, a, b);
 }
+// The scalar goes in as a wrapped number already of the result type, which leaves that type
+// unchanged and spares a conversion.
 Tensor binary(BinaryOp op, const Tensor& a, const Scalar& b) {
-  return binary_op(op, a, wrap_scalar(b, a.device()));
+  return binary_op(op, a, wrap_scalar_as(b, result_type_with_scalar(a, b), a.device()));
+}
+
+// "add_" for Add: the in-place op's name, for messages and version checks.
+const char* inplace_name(BinaryOp op) {
+  static const auto names = [] {
+    std::array<std::string, std::size(kBinaryNames)> n;
+    for (size_t i = 0; i < n.size(); ++i) n[i] = std::string(kBinaryNames[i]) + "_";
+    return n;
+  }();
+  return names[static_cast<size_t>(op)].c_str();
 }
 
 Tensor& binary_(BinaryOp op, Tensor& self, const Tensor& other0) {
   const char* name = op_name(op);
-  const std::string inplace = std::string(name) + "_";
-  Device dev = operand_device(inplace.c_str(), {&self, &other0});
+  const char* inplace = inplace_name(op);
+  Device dev = operand_device(inplace, {&self, &other0});
   EMBER_CHECK_KIND(
       Device, dev == self.device(),
       "Expected all tensors to be on the same device, but found at least two devices, ",
@@ -166,7 +198,7 @@ Tensor& binary_(BinaryOp op, Tensor& self, const Tensor& other0) {
   if (self.numel() == 0) return self;
   if (autograd::needs_grad({&self, &other0})) {
     // Differentiable in place: compute from a copy of the old value, then write it back.
-    autograd::check_inplace(inplace.c_str(), self);
+    autograd::check_inplace(inplace, self);
     return self.copy_(binary(op, self.clone(), other0));
   }
   if (common != self.dtype()) return self.copy_(binary(op, self, other0));
@@ -449,16 +481,20 @@ Tensor& Tensor::div_(const Tensor& other) {
   return binary_(BinaryOp::Div, *this, other);
 }
 Tensor& Tensor::add_(const Scalar& other) {
-  return binary_(BinaryOp::Add, *this, wrap_scalar(other, device()));
+  return binary_(BinaryOp::Add, *this,
+                 wrap_scalar_as(other, result_type_with_scalar(*this, other), device()));
 }
 Tensor& Tensor::sub_(const Scalar& other) {
-  return binary_(BinaryOp::Sub, *this, wrap_scalar(other, device()));
+  return binary_(BinaryOp::Sub, *this,
+                 wrap_scalar_as(other, result_type_with_scalar(*this, other), device()));
 }
 Tensor& Tensor::mul_(const Scalar& other) {
-  return binary_(BinaryOp::Mul, *this, wrap_scalar(other, device()));
+  return binary_(BinaryOp::Mul, *this,
+                 wrap_scalar_as(other, result_type_with_scalar(*this, other), device()));
 }
 Tensor& Tensor::div_(const Scalar& other) {
-  return binary_(BinaryOp::Div, *this, wrap_scalar(other, device()));
+  return binary_(BinaryOp::Div, *this,
+                 wrap_scalar_as(other, result_type_with_scalar(*this, other), device()));
 }
 
 Tensor& Tensor::fill_(const Scalar& value) {

@@ -2,8 +2,8 @@
 // corrections, optional amsgrad -- in one fused pass per parameter.
 #include "ember/optim/adam.h"
 
+#include <algorithm>
 #include <cmath>
-#include <map>
 
 #include "ember/ops.h"
 #include "optim/param_update.h"
@@ -56,7 +56,7 @@ void Adam::step() {
   for (auto& group : groups_) {
     const AdamOptions& o = group.options;
     // Parameters at the same step share bias corrections, so they go in one fused call.
-    std::map<double, std::vector<detail::Update>> by_step;
+    std::vector<std::pair<double, std::vector<detail::Update>>> by_step;
     for (const Tensor& p : group.params) {
       if (!p.grad().defined()) continue;
       ParamState& st = state_of(p);
@@ -73,7 +73,10 @@ void Adam::step() {
       double step = ++step_count;
       detail::Update u{p, detail::checked_grad(name, p), {st[1].second, st[2].second, Tensor()}};
       if (o.amsgrad) u.state[2] = st[3].second;
-      by_step[step].push_back(std::move(u));
+      auto same = std::find_if(by_step.begin(), by_step.end(),
+                               [step](const auto& entry) { return entry.first == step; });
+      if (same == by_step.end()) same = by_step.insert(by_step.end(), {step, {}});
+      same->second.push_back(std::move(u));
     }
     for (auto& [step, updates] : by_step) {
       OptimizerStep s{.kind = OptimizerKind::Adam,

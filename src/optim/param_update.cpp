@@ -1,7 +1,8 @@
 // optim/param_update.cpp: hands parameter updates to the backends' fused optimizer_step.
 #include "optim/param_update.h"
 
-#include <map>
+#include <algorithm>
+#include <optional>
 
 namespace ember::optim::detail {
 
@@ -21,23 +22,47 @@ Tensor checked_grad(const char* op, const Tensor& param) {
   return g.dtype() == param.dtype() ? g.contiguous() : g.to(param.dtype()).contiguous();
 }
 
-void run(const OptimizerStep& step, const std::vector<Update>& updates) {
-  std::map<std::pair<int, int>, std::vector<const Update*>> by_device;
-  for (const Update& u : updates)
-    by_device[{static_cast<int>(u.param.device().type()), u.param.device().index()}].push_back(&u);
-  for (auto& [key, list] : by_device) {
-    std::vector<View> params, grads, s1, s2, s3;
-    for (const Update* u : list) {
-      u->param.storage()->bump_version();
-      params.push_back(view_of(u->param));
-      grads.push_back(view_of(u->grad));
-      for (int k = 0; k < 3; ++k) {
-        if (!u->state[k].defined()) continue;
-        (k == 0 ? s1 : k == 1 ? s2 : s3).push_back(view_of(u->state[k]));
-      }
+namespace {
+
+// One backend call over the updates whose parameters live on `device` (all of them when
+// `device` is empty).
+void run_on(const OptimizerStep& step, const std::vector<Update>& updates,
+            std::optional<Device> device) {
+  std::vector<View> params, grads, s1, s2, s3;
+  params.reserve(updates.size());
+  grads.reserve(updates.size());
+  const Update* first = nullptr;
+  for (const Update& u : updates) {
+    if (device && u.param.device() != *device) continue;
+    first = first ? first : &u;
+    u.param.storage()->bump_version();
+    params.push_back(view_of(u.param));
+    grads.push_back(view_of(u.grad));
+    for (int k = 0; k < 3; ++k) {
+      if (!u.state[k].defined()) continue;
+      std::vector<View>& st = k == 0 ? s1 : k == 1 ? s2 : s3;
+      if (st.empty()) st.reserve(updates.size());
+      st.push_back(view_of(u.state[k]));
     }
-    EMBER_CHECK(s1.empty() || s1.size() == params.size(), "[optimizer] internal: state mismatch");
-    backend_for(list[0]->param).optimizer_step(step, params, grads, s1, s2, s3);
+  }
+  if (!first) return;
+  EMBER_CHECK(s1.empty() || s1.size() == params.size(), "[optimizer] internal: state mismatch");
+  backend_for(first->param).optimizer_step(step, params, grads, s1, s2, s3);
+}
+
+}  // namespace
+
+void run(const OptimizerStep& step, const std::vector<Update>& updates) {
+  if (updates.empty()) return;
+  Device device = updates[0].param.device();
+  bool one_device = std::all_of(updates.begin(), updates.end(),
+                                [&](const Update& u) { return u.param.device() == device; });
+  if (one_device) return run_on(step, updates, std::nullopt);
+  std::vector<Device> seen;
+  for (const Update& u : updates) {
+    if (std::find(seen.begin(), seen.end(), u.param.device()) != seen.end()) continue;
+    seen.push_back(u.param.device());
+    run_on(step, updates, u.param.device());
   }
 }
 

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <new>
 
+#include "backend/cpu/cpu_allocator.h"
 #include "backend/cpu/cpu_loops.h"
 #include "ember/ops.h"
 
@@ -16,24 +17,12 @@ Backend* cpu_backend() {
   return &backend;
 }
 
-// 64-byte aligned blocks carved out of plain malloc: the pointer malloc returned is kept in the
-// word just below the aligned block. glibc's aligned_alloc splits and later re-merges chunks on
-// every call, which made it the largest single cost of an op on a tiny tensor.
 void* CpuBackend::allocate(size_t nbytes, int) {
-  constexpr size_t kAlign = 64;
-  constexpr size_t kExtra = kAlign + sizeof(void*);  // room to align and to keep malloc's pointer
-  size_t rounded = (std::max<size_t>(nbytes, 1) + kAlign - 1) / kAlign * kAlign;
-  void* raw = nbytes <= SIZE_MAX / 2 ? std::malloc(rounded + kExtra) : nullptr;
-  EMBER_CHECK_KIND(OutOfMemory, raw != nullptr, "[cpu] out of memory: tried to allocate ", nbytes,
-                   " bytes");
-  auto base = reinterpret_cast<uintptr_t>(raw) + sizeof(void*);
-  void* p = reinterpret_cast<void*>((base + kAlign - 1) / kAlign * kAlign);
-  static_cast<void**>(p)[-1] = raw;
-  return p;
+  return cpu::host_allocate(nbytes);
 }
 
-void CpuBackend::deallocate(void* ptr, size_t, int) {
-  std::free(static_cast<void**>(ptr)[-1]);
+void CpuBackend::deallocate(void* ptr, size_t nbytes, int) {
+  cpu::host_deallocate(ptr, nbytes);
 }
 
 void CpuBackend::copy(const View& dst, const View& src) {

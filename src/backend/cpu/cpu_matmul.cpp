@@ -47,6 +47,46 @@ void gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int64_t m, int64_t n, int64_t 
     cblas_dgemm(CblasRowMajor, ta, tb, m, n, k, 1.0, a, lda, b, ldb, 0.0, c, n);
 }
 
+// Below this many multiply-adds per matrix, a plain loop beats the fixed cost of a BLAS call
+// (argument checks, packing, dispatch): a Linear(10, 1) step's products are 320 each.
+constexpr int64_t kSmallGemm = 4096;
+
+// c (M, N) = a (M, K) @ b (K, N) for one small matrix, any strides. The inner loop runs along
+// the longer of K (dot products) and N (adding a[m, k] * b[k, :] to c's row).
+template <class T>
+void small_gemm(T* c, const T* a, int64_t as1, int64_t as2, const T* b, int64_t bs1, int64_t bs2,
+                int64_t M, int64_t N, int64_t K) {
+  if (K >= N) {
+    for (int64_t m = 0; m < M; ++m) {
+      const T* arow = a + m * as1;
+      for (int64_t n = 0; n < N; ++n) {
+        const T* bcol = b + n * bs2;
+        T acc = 0;
+        if (as2 == 1 && bs1 == 1) {
+          for (int64_t k = 0; k < K; ++k) acc += arow[k] * bcol[k];
+        } else {
+          for (int64_t k = 0; k < K; ++k) acc += arow[k * as2] * bcol[k * bs1];
+        }
+        c[m * N + n] = acc;
+      }
+    }
+    return;
+  }
+  for (int64_t m = 0; m < M; ++m) {
+    T* crow = c + m * N;
+    std::fill_n(crow, N, T(0));
+    for (int64_t k = 0; k < K; ++k) {
+      T x = a[m * as1 + k * as2];
+      const T* brow = b + k * bs1;
+      if (bs2 == 1) {
+        for (int64_t n = 0; n < N; ++n) crow[n] += x * brow[n];
+      } else {
+        for (int64_t n = 0; n < N; ++n) crow[n] += x * brow[n * bs2];
+      }
+    }
+  }
+}
+
 template <class T>
 void matmul_float(const View& dst, const View& a, const View& b) {
   int64_t B = dst.sizes[0], M = dst.sizes[1], N = dst.sizes[2], K = a.sizes[2];
@@ -58,6 +98,12 @@ void matmul_float(const View& dst, const View& a, const View& b) {
   }
   const T* pa = static_cast<const T*>(a.data);
   const T* pb = static_cast<const T*>(b.data);
+  if (M * N * K <= kSmallGemm) {
+    for (int64_t i = 0; i < B; ++i)
+      small_gemm(c + i * M * N, pa + i * a.strides[0], a.strides[1], a.strides[2],
+                 pb + i * b.strides[0], b.strides[1], b.strides[2], M, N, K);
+    return;
+  }
   auto la = blas_layout(M, K, a.strides[1], a.strides[2]);
   auto lb = blas_layout(K, N, b.strides[1], b.strides[2]);
   std::vector<T> bufa, bufb;
