@@ -6,6 +6,7 @@
 
 #include "autograd/engine.h"
 #include "autograd/function.h"
+#include "core/host_allocator.h"
 #include "ember/ops.h"
 
 namespace ember::autograd {
@@ -27,7 +28,7 @@ Node::Node(std::vector<Edge> next_edges)
 
 AutogradMeta& meta_of(const Tensor& t) {
   auto& m = t.impl().autograd;
-  if (!m) m = std::make_shared<AutogradMeta>();
+  if (!m) m = make_cached_shared<AutogradMeta>();
   return *m;
 }
 

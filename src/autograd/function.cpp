@@ -1,6 +1,7 @@
 // autograd/function.cpp: recording ops into the graph -- saved tensors with version checks,
 // in-place ops (including on views, by rewriting the base's history), and un-broadcasting.
 #include "autograd/function.h"
+#include "core/host_allocator.h"
 
 #include "autograd/engine.h"
 #include "core/make_tensor.h"
@@ -146,8 +147,8 @@ void record_inplace(const char* name, const Tensor& self,
   check_inplace(name, self);
   const std::shared_ptr<TensorImpl>& base_impl = self.impl().view_base;
   if (!base_impl || !Tensor(base_impl).is_contiguous()) {
-    set_history(self, std::make_shared<LambdaNode<BackwardFn>>(name, collect_edges(&self, others),
-                                                               std::move(fn)));
+    set_history(self, make_cached_shared<LambdaNode<BackwardFn>>(name, collect_edges(&self, others),
+                                                                 std::move(fn)));
     return;
   }
   Tensor base(base_impl);
@@ -158,7 +159,7 @@ void record_inplace(const char* name, const Tensor& self,
   set_history(base, node);
   // The view now reads the base's new history.
   Shape base_sizes = base.sizes(), sizes = self.sizes(), strides = self.strides();
-  set_history(self, std::make_shared<LambdaNode<BackwardFn>>(
+  set_history(self, make_cached_shared<LambdaNode<BackwardFn>>(
                         "AsStridedBackward0", std::vector<Edge>{Edge{node, 0}},
                         [base_sizes, sizes, strides, offset, dev = base.device(),
                          dtype = base.dtype()](const Tensor& g) -> std::vector<Tensor> {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "autograd/meta.h"
+#include "core/host_allocator.h"
 
 namespace ember::autograd {
 
@@ -68,8 +69,8 @@ template <class F>
 void record(const char* name, std::initializer_list<const Tensor*> inputs, const Tensor& out,
             F&& fn) {
   if (!needs_grad(inputs) || !out.is_floating_point()) return;
-  attach(out, std::make_shared<LambdaNode<std::decay_t<F>>>(name, collect_edges(nullptr, inputs),
-                                                            std::forward<F>(fn)));
+  attach(out, make_cached_shared<LambdaNode<std::decay_t<F>>>(name, collect_edges(nullptr, inputs),
+                                                              std::forward<F>(fn)));
 }
 
 // For an op that changed `self` in place using `others`: self's history becomes the op, whose

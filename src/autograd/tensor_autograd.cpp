@@ -1,6 +1,7 @@
 // autograd/tensor_autograd.cpp: Tensor's autograd methods -- requires_grad, grad, backward, detach.
 #include "autograd/function.h"
 #include "autograd/meta.h"
+#include "core/host_allocator.h"
 #include "ember/ops.h"
 
 namespace ember {
@@ -54,7 +55,7 @@ void Tensor::backward(const Tensor& gradient, bool retain_graph) const {
 }
 
 Tensor Tensor::detach() const {
-  auto impl = std::make_shared<TensorImpl>();
+  auto impl = make_cached_shared<TensorImpl>();
   impl->storage = impl_->storage;
   impl->sizes = impl_->sizes;
   impl->strides = impl_->strides;

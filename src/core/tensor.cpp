@@ -3,6 +3,7 @@
 
 #include "autograd/function.h"
 #include "core/backend.h"
+#include "core/host_allocator.h"
 #include "core/make_tensor.h"
 #include "core/shape.h"
 #include "ember/tensor.h"
@@ -10,8 +11,8 @@
 namespace ember {
 
 Tensor make_tensor(const Shape& sizes, DType dtype, Device device) {
-  auto impl = std::make_shared<TensorImpl>();
-  impl->storage = std::make_shared<Storage>(
+  auto impl = make_cached_shared<TensorImpl>();
+  impl->storage = make_cached_shared<Storage>(
       static_cast<size_t>(shape_numel(sizes)) * element_size(dtype), device);
   impl->sizes = sizes;
   impl->strides = contiguous_strides(sizes);
@@ -20,7 +21,7 @@ Tensor make_tensor(const Shape& sizes, DType dtype, Device device) {
 }
 
 Tensor make_view(const Tensor& base, Shape sizes, Shape strides, int64_t offset) {
-  auto impl = std::make_shared<TensorImpl>();
+  auto impl = make_cached_shared<TensorImpl>();
   impl->storage = base.storage();
   impl->sizes = std::move(sizes);
   impl->strides = std::move(strides);

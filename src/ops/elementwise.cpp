@@ -134,7 +134,26 @@ const Tensor& as_operand(const Tensor& t, Device dev, DType dtype, Tensor& holde
 
 }  // namespace
 
+// Two tensors of one shape, dtype and device, neither a wrapped number: nothing to promote, move
+// or broadcast -- the common case, taken without the general machinery.
+Tensor binary_same_shape(BinaryOp op, const Tensor& a, const Tensor& b) {
+  DType common = compute_dtype(op, a.dtype());
+  OpKind kind = op_kind(op);
+  if (common != a.dtype() || (op == BinaryOp::Sub && common == kBool)) return Tensor();
+  Tensor out = make_tensor(
+      a.sizes(), kind == OpKind::Compare || kind == OpKind::Logical ? kBool : common, a.device());
+  if (out.numel() == 0) return out;
+  backend_for(a.device().type()).binary(op, view_of(out), view_of(a), view_of(b));
+  record_binary(op, a, b, a, b, out);
+  return out;
+}
+
 Tensor binary_op(BinaryOp op, const Tensor& a0, const Tensor& b0) {
+  const TensorImpl &ia = a0.impl(), &ib = b0.impl();
+  if (ia.dtype == ib.dtype && !ia.wrapped_number && !ib.wrapped_number &&
+      ia.storage->device() == ib.storage->device() && ia.sizes == ib.sizes) {
+    if (Tensor out = binary_same_shape(op, a0, b0); out.defined()) return out;
+  }
   const char* name = op_name(op);
   Device dev = operand_device(name, {&a0, &b0});
   DType common = compute_dtype(op, result_type_of({&a0, &b0}));

@@ -6,7 +6,7 @@
 #include <cstring>
 #include <new>
 
-#include "backend/cpu/cpu_allocator.h"
+#include "core/host_allocator.h"
 #include "backend/cpu/cpu_loops.h"
 #include "ember/ops.h"
 
@@ -18,11 +18,11 @@ Backend* cpu_backend() {
 }
 
 void* CpuBackend::allocate(size_t nbytes, int) {
-  return cpu::host_allocate(nbytes);
+  return host_allocate(nbytes);
 }
 
 void CpuBackend::deallocate(void* ptr, size_t nbytes, int) {
-  cpu::host_deallocate(ptr, nbytes);
+  host_deallocate(ptr, nbytes);
 }
 
 void CpuBackend::copy(const View& dst, const View& src) {

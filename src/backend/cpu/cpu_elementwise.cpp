@@ -25,9 +25,27 @@ void unary_loop(const View& dst, const View& src, const F& f) {
   });
 }
 
+// Whether v's elements lie densely in row-major order.
+bool dense(const View& v) {
+  int64_t expect = 1;
+  for (size_t d = v.sizes.size(); d-- > 0;) {
+    if (v.sizes[d] != 1 && v.strides[d] != expect) return false;
+    expect *= v.sizes[d];
+  }
+  return true;
+}
+
 template <class F, class T>
 void binary_loop(const View& dst, const View& a, const View& b, const F& f) {
   using Out = decltype(f(T{}, T{}));
+  if (int64_t n = dst.numel(); n <= cpu::kGrainSize && dense(dst) && dense(a) && dense(b)) {
+    // Small and dense: one flat loop, no dim merging or threads.
+    Out* o = static_cast<Out*>(dst.data);
+    const T* x = static_cast<const T*>(a.data);
+    const T* y = static_cast<const T*>(b.data);
+    for (int64_t i = 0; i < n; ++i) o[i] = f(x[i], y[i]);
+    return;
+  }
   cpu::StridedOperands<3> it({&dst, &a, &b});
   it.run([&f](char** p, const int64_t* s, int64_t n) {
     Out* o = reinterpret_cast<Out*>(p[0]);

@@ -1,4 +1,4 @@
-// tests/internal/test_cpu_allocator.cpp: the CPU backend's host allocator -- alignment, reuse of
+// tests/internal/test_host_allocator.cpp: the host block allocator -- alignment, reuse of
 // freed small blocks within a thread, large blocks, and blocks freed on another thread.
 #include <gtest/gtest.h>
 
@@ -7,16 +7,16 @@
 #include <cstring>
 #include <thread>
 
-#include "backend/cpu/cpu_allocator.h"
+#include "core/host_allocator.h"
 
-namespace ember::cpu {
+namespace ember {
 namespace {
 
 bool aligned64(const void* p) {
   return reinterpret_cast<uintptr_t>(p) % 64 == 0;
 }
 
-TEST(CpuAllocator, BlocksAre64ByteAlignedAndWritable) {
+TEST(HostAllocator, BlocksAre64ByteAlignedAndWritable) {
   for (size_t n : {size_t{0}, size_t{1}, size_t{63}, size_t{64}, size_t{1000}, kMaxCachedBlock,
                    kMaxCachedBlock + 1, size_t{1} << 22}) {
     void* p = host_allocate(n);
@@ -27,7 +27,7 @@ TEST(CpuAllocator, BlocksAre64ByteAlignedAndWritable) {
   }
 }
 
-TEST(CpuAllocator, FreedSmallBlockIsReusedForTheSameSizeClass) {
+TEST(HostAllocator, FreedSmallBlockIsReusedForTheSameSizeClass) {
 #if defined(__SANITIZE_ADDRESS__)
   GTEST_SKIP() << "the block cache is off under AddressSanitizer";
 #else
@@ -46,7 +46,7 @@ TEST(CpuAllocator, FreedSmallBlockIsReusedForTheSameSizeClass) {
 #endif
 }
 
-TEST(CpuAllocator, BlockFreedOnAnotherThreadStaysUsable) {
+TEST(HostAllocator, BlockFreedOnAnotherThreadStaysUsable) {
   // A batch made on a loader thread and freed on the main thread (and the reverse) goes into the
   // freeing thread's cache; the memory stays intact and usable there.
   auto* p = static_cast<unsigned char*>(host_allocate(256));
@@ -69,4 +69,4 @@ TEST(CpuAllocator, BlockFreedOnAnotherThreadStaysUsable) {
 }
 
 }  // namespace
-}  // namespace ember::cpu
+}  // namespace ember
