@@ -1,11 +1,15 @@
-// core/host_allocator.cpp: aligned host blocks carved out of malloc, and the per-thread
-// cache that keeps recently freed small blocks for reuse.
+// core/host_allocator.cpp: aligned host blocks carved out of malloc, the per-thread cache that
+// keeps recently freed small blocks for reuse, and a shared cache of large blocks.
 #include "core/host_allocator.h"
 
 #include <array>
 #include <bit>
 #include <cstdint>
 #include <cstdlib>
+#include <map>
+#include <mutex>
+
+#include <unistd.h>
 
 #include "ember/error.h"
 
@@ -36,6 +40,70 @@ void* raw_allocate(size_t nbytes) {
 
 void raw_deallocate(void* p) {
   std::free(static_cast<void**>(p)[-1]);
+}
+
+// Freed blocks of kMinLargeBlock bytes or more, shared by all threads. Large blocks come from
+// mmap, and every fresh one costs a page fault per 4 KiB on first touch -- for a 128 MiB tensor,
+// more than the arithmetic of an element-wise op on it. Reusing them keeps their pages mapped.
+// A block is reused for a request of at most its size and at least 3/4 of it; the cache holds at
+// most an eighth of physical memory (4 GiB at most) and is emptied when an allocation fails.
+constexpr size_t kMinLargeBlock = size_t{1} << 20;
+
+class LargeBlockCache {
+ public:
+  LargeBlockCache() {
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+    size_t ram = pages > 0 && page > 0 ? static_cast<size_t>(pages) * static_cast<size_t>(page)
+                                       : size_t{1} << 33;
+    limit_ = std::min(ram / 8, size_t{4} << 30);
+  }
+  // A cached block of `size` bytes (rounded), or null.
+  void* take(size_t size) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = blocks_.lower_bound(size);
+    if (it == blocks_.end() || it->first - size > it->first / 4) return nullptr;
+    void* p = it->second;
+    bytes_ -= it->first;
+    if (it->first != size) sizes_[p] = it->first;
+    blocks_.erase(it);
+    return p;
+  }
+  // Keeps a freed block; false when the cache is full (the caller frees it).
+  bool keep(void* p, size_t size) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (auto it = sizes_.find(p); it != sizes_.end()) {
+      size = it->second;
+      sizes_.erase(it);
+    }
+    if (bytes_ + size > limit_) return false;
+    blocks_.emplace(size, p);
+    bytes_ += size;
+    return true;
+  }
+  void clear() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (auto& [size, p] : blocks_) raw_deallocate(p);
+    blocks_.clear();
+    bytes_ = 0;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::multimap<size_t, void*> blocks_;
+  // Blocks handed out for a smaller request than their size: their real sizes.
+  std::map<void*, size_t> sizes_;
+  size_t bytes_ = 0, limit_ = 0;
+};
+
+// Rounds large sizes to 64 KiB, so that nearby sizes share blocks.
+size_t large_size(size_t nbytes) {
+  constexpr size_t kStep = size_t{1} << 16;
+  return (nbytes + kStep - 1) / kStep * kStep;
+}
+
+LargeBlockCache& large_cache() {
+  static auto* cache = new LargeBlockCache();  // never destroyed: blocks may be freed at exit
+  return *cache;
 }
 
 // Size class of a cached block: blocks are power-of-two sizes from kMinClass to kMaxCachedBlock.
@@ -96,6 +164,16 @@ BlockCache* cache() {
 }  // namespace
 
 void* host_allocate(size_t nbytes) {
+  if (kCaching && nbytes >= kMinLargeBlock) {
+    size_t size = large_size(nbytes);
+    if (void* p = large_cache().take(size)) return p;
+    try {
+      return raw_allocate(size);
+    } catch (const Error&) {
+      large_cache().clear();
+      return raw_allocate(size);
+    }
+  }
   BlockCache* bc = nbytes <= kMaxCachedBlock ? cache() : nullptr;
   if (!bc) return raw_allocate(nbytes);
   int c = class_of(nbytes);
@@ -107,6 +185,10 @@ void* host_allocate(size_t nbytes) {
 }
 
 void host_deallocate(void* ptr, size_t nbytes) {
+  if (kCaching && nbytes >= kMinLargeBlock) {
+    if (!large_cache().keep(ptr, large_size(nbytes))) raw_deallocate(ptr);
+    return;
+  }
   BlockCache* bc = nbytes <= kMaxCachedBlock ? cache() : nullptr;
   if (!bc) return raw_deallocate(ptr);
   int c = class_of(nbytes);
@@ -119,6 +201,7 @@ void host_deallocate(void* ptr, size_t nbytes) {
 
 void host_empty_cache() {
   if (t_cache) t_cache->clear();
+  if (kCaching) large_cache().clear();
 }
 
 }  // namespace ember

@@ -46,6 +46,36 @@ TEST(HostAllocator, FreedSmallBlockIsReusedForTheSameSizeClass) {
 #endif
 }
 
+TEST(HostAllocator, LargeBlocksAreReusedForRequestsTheyFit) {
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "the block caches are off under AddressSanitizer";
+#else
+  host_empty_cache();
+  size_t big = size_t{8} << 20;
+  auto* p = static_cast<unsigned char*>(host_allocate(big));
+  EXPECT_TRUE(aligned64(p));
+  std::memset(p, 7, big);
+  host_deallocate(p, big);
+  // A slightly smaller request gets the same block, whole and writable to its full size.
+  auto* q = static_cast<unsigned char*>(host_allocate(big - 1000));
+  EXPECT_EQ(q, p);
+  std::memset(q, 9, big - 1000);
+  // Freed again with its smaller size, the block keeps its real size: an 8 MiB request fits.
+  host_deallocate(q, big - 1000);
+  auto* r = static_cast<unsigned char*>(host_allocate(big));
+  EXPECT_EQ(r, p);
+  std::memset(r, 1, big);
+  // A request for much less than a cached block does not take it (at most a quarter wasted).
+  auto* s = static_cast<unsigned char*>(host_allocate(size_t{2} << 20));
+  host_deallocate(r, big);
+  auto* t = static_cast<unsigned char*>(host_allocate(size_t{2} << 20));
+  EXPECT_NE(t, r);
+  host_deallocate(s, size_t{2} << 20);
+  host_deallocate(t, size_t{2} << 20);
+  host_empty_cache();
+#endif
+}
+
 TEST(HostAllocator, BlockFreedOnAnotherThreadStaysUsable) {
   // A batch made on a loader thread and freed on the main thread (and the reverse) goes into the
   // freeing thread's cache; the memory stays intact and usable there.
