@@ -3,6 +3,7 @@
 // single, multiple and negative dims with and without keepdim, their result dtypes, empty and 0-dim
 // inputs, non-contiguous inputs, large inputs against a float64 reference, numerical stability, and
 // NaN.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -508,13 +509,49 @@ TEST_P(FusedSoftmaxTest, MatchesTheCompositeFormulas) {
       Tensor m = amax(x, {d}, true);
       Tensor e = exp(x - m);
       Tensor s = sum(e, {d}, true);
-      EXPECT_TRUE(testing::tensor_close(softmax(x, d), e / s, 1e-5, 1e-7)) << shape_str(shape) << " dim " << d;
+      EXPECT_TRUE(testing::tensor_close(softmax(x, d), e / s, 1e-5, 1e-7))
+          << shape_str(shape) << " dim " << d;
       EXPECT_TRUE(testing::tensor_close(log_softmax(x, d), (x - m) - log(s), 1e-5, 1e-6))
           << shape_str(shape) << " dim " << d;
       EXPECT_TRUE(testing::tensor_close(softmax(x.transpose(0, x.dim() - 1), d),
-                                        softmax(x.transpose(0, x.dim() - 1).contiguous(), d), 1e-6, 0));
+                                        softmax(x.transpose(0, x.dim() - 1).contiguous(), d), 1e-6,
+                                        0));
     }
   }
+}
+
+// float32 softmax computes its exponentials with a vectorized approximation; against float64
+// (std::exp) it must stay within a few float32 ulps over rows wide enough to take the vector
+// path (>= 16) and narrow ones, over a range of scales that reaches exp's underflow.
+TEST_P(FusedSoftmaxTest, Float32IsWithinAFewUlpsOfFloat64) {
+  manual_seed(11);
+  for (int64_t n : {5, 16, 37, 1000}) {
+    for (double scale : {0.1, 3.0, 30.0}) {
+      Tensor x = (randn({6, n}) * scale).to(device());
+      Tensor want = softmax(x.to(kFloat64), 1), want_log = log_softmax(x.to(kFloat64), 1);
+      Tensor got = softmax(x, 1).to(kFloat64), got_log = log_softmax(x, 1).to(kFloat64);
+      // A few ulps for exp and the division, float32 rounding in a sum of n terms, and the
+      // rounding of x - max (|x - max| <= 8 scale) carried into the exponential.
+      double rel = 1e-6 + static_cast<double>(n) * 6e-9 + 8 * scale * 6e-8;
+      EXPECT_TRUE(testing::tensor_close(got, want, rel, 1e-37)) << n << " " << scale;
+      EXPECT_TRUE(testing::tensor_close(got_log, want_log, rel, 1e-5)) << n << " " << scale;
+    }
+  }
+  // -inf entries give exact zeros, a NaN anywhere makes its row NaN, a row of -inf is NaN.
+  float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  std::vector<float> row(20, 1.0f);
+  row[3] = -inf;
+  Tensor special = from_vector(row, Shape{1, 20}).to(device());
+  std::vector<double> sm = testing::values_of(softmax(special, 1));
+  EXPECT_EQ(sm[3], 0.0);
+  EXPECT_NEAR(sm[0], 1.0 / 19, 1e-7);
+  row[5] = nan;
+  std::vector<double> with_nan = testing::values_of(softmax(from_vector(row).to(device()), 0));
+  EXPECT_TRUE(
+      std::all_of(with_nan.begin(), with_nan.end(), [](double v) { return std::isnan(v); }));
+  Tensor all_minus_inf = full({17}, -inf, {.device = device()});
+  std::vector<double> none = testing::values_of(softmax(all_minus_inf, 0));
+  EXPECT_TRUE(std::all_of(none.begin(), none.end(), [](double v) { return std::isnan(v); }));
 }
 
 EMBER_INSTANTIATE_DEVICE_TESTS(FusedSoftmaxTest);
