@@ -45,48 +45,33 @@ T exp_shifted(T x) {
     return std::exp(x);
 }
 
-// The maximum of a row of n values; NaN when any is NaN. Sixteen independent lanes let the
-// compiler vectorize the comparisons.
+// The maximum of a row of n values, NaNs left out (they make the sum NaN later, and with it the
+// whole row, as in PyTorch). Sixteen independent lanes let the compiler vectorize.
 template <class T>
 T row_max(const T* x, int64_t n) {
   constexpr int kLanes = 16;
   T lanes[kLanes];
-  bool nan = false;
   for (T& l : lanes) l = -std::numeric_limits<T>::infinity();
   int64_t i = 0;
   for (; i + kLanes <= n; i += kLanes)
-    for (int l = 0; l < kLanes; ++l) {
-      T v = x[i + l];
-      nan |= v != v;
-      lanes[l] = v > lanes[l] ? v : lanes[l];
-    }
+    for (int l = 0; l < kLanes; ++l) lanes[l] = x[i + l] > lanes[l] ? x[i + l] : lanes[l];
   T m = -std::numeric_limits<T>::infinity();
-  for (; i < n; ++i) {
-    nan |= x[i] != x[i];
-    m = x[i] > m ? x[i] : m;
-  }
+  for (; i < n; ++i) m = x[i] > m ? x[i] : m;
   for (T l : lanes) m = l > m ? l : m;
-  return nan ? std::numeric_limits<T>::quiet_NaN() : m;
+  return m;
 }
 
-// y[i] = e^(x[i] - m) (when y is given) and their sum, in sixteen lanes.
+// y[i] = e^(x[i] - m), and their sum in sixteen lanes.
 template <class T>
 T row_exp_sum(T* y, const T* x, int64_t n, T m) {
+  for (int64_t i = 0; i < n; ++i) y[i] = exp_shifted(x[i] - m);
   constexpr int kLanes = 16;
   T lanes[kLanes] = {};
   int64_t i = 0;
   for (; i + kLanes <= n; i += kLanes)
-    for (int l = 0; l < kLanes; ++l) {
-      T e = exp_shifted(x[i + l] - m);
-      if (y) y[i + l] = e;
-      lanes[l] += e;
-    }
+    for (int l = 0; l < kLanes; ++l) lanes[l] += y[i + l];
   T total = 0;
-  for (; i < n; ++i) {
-    T e = exp_shifted(x[i] - m);
-    if (y) y[i] = e;
-    total += e;
-  }
+  for (; i < n; ++i) total += y[i];
   for (T l : lanes) total += l;
   return total;
 }
@@ -97,11 +82,12 @@ void softmax_row(T* y, const T* x, int64_t n, bool log) {
   T m = row_max(x, n);
   // log-softmax shifts by 0 where the maximum is infinite, as the composite form does.
   if (log && std::isinf(m)) m = 0;
+  T total = row_exp_sum(y, x, n, m);
   if (log) {
-    T lse = std::log(row_exp_sum<T>(nullptr, x, n, m));
+    T lse = std::log(total);
     for (int64_t i = 0; i < n; ++i) y[i] = (x[i] - m) - lse;
   } else {
-    T inv = T(1) / row_exp_sum(y, x, n, m);
+    T inv = T(1) / total;
     for (int64_t i = 0; i < n; ++i) y[i] *= inv;
   }
 }
