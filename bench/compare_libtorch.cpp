@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "ember/ember.h"
+#include "fma_peak.h"
 
 namespace {
 
@@ -262,6 +263,16 @@ int main(int argc, char** argv) {
     check_close("sgemm", ec, tc, 1e-3, 1e-3);
     rows.push_back({"sgemm " + std::to_string(n), m.ember, m.torch,
                     2.0 * static_cast<double>(n * n * n), "GFLOP/s"});
+  }
+  {  // the machine's float32 FMA peak, sgemm's limit: medians of `reps` runs
+    std::vector<double> t;
+    ember_bench::PeakRun run;
+    for (int r = 0; r < reps; ++r) {
+      run = ember_bench::measure_fma_peak(opt.threads);
+      t.push_back(run.seconds);
+    }
+    rows.push_back(
+        {std::string("FMA peak, ") + run.isa + " (limit)", median(t), -1, run.flops, "GFLOP/s"});
   }
   {  // (d) memory bound: add at 32M floats (out of place and in place) and memcpy as the limit
     ember::Tensor a = ember::rand({kLarge}), b = ember::rand({kLarge});

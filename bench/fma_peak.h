@@ -1,0 +1,15 @@
+// bench/fma_peak.h: the machine's measured float32 multiply-add peak, the limit sgemm is
+// compared against.
+#pragma once
+
+namespace ember_bench {
+
+// Seconds for `flops` float32 FLOPs of independent fused multiply-adds on `threads` threads,
+// with the widest vectors the CPU has (AVX-512, AVX2 + FMA, or scalar). Returns {seconds, flops}.
+struct PeakRun {
+  double seconds = 0, flops = 0;
+  const char* isa = "";
+};
+PeakRun measure_fma_peak(int threads);
+
+}  // namespace ember_bench
