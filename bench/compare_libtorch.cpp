@@ -232,6 +232,22 @@ int main(int argc, char** argv) {
     rows.push_back({"MLP step: 784-256-10, b64, Adam", m.ember, m.torch});
   }
 
+  {  // (a') dispatch with autograd recording: inputs require grad, each op records a node
+    ember::Tensor a = ember::rand({3}).requires_grad_(), b = ember::rand({3}).requires_grad_();
+    torch::Tensor ta = to_torch(a.detach()).requires_grad_(),
+                  tb = to_torch(b.detach()).requires_grad_();
+    ember::Tensor ec;
+    torch::Tensor tc;
+    Medians m = measure([&] { ec = a + b; }, [&] { tc = ta + tb; }, 200000, reps);
+    check_close("add 3 (grad)", ec.detach(), tc.detach(), 1e-6, 1e-6);
+    rows.push_back({"add, 3 floats, requires_grad", m.ember, m.torch});
+    ember::Tensor b1 = (b.detach() + 1).requires_grad_();
+    torch::Tensor tb1 = (tb.detach() + 1).requires_grad_();
+    m = measure([&] { ec = chain10(a, b1); }, [&] { tc = chain10(ta, tb1); }, 20000, reps);
+    check_close("chain of 10 (grad)", ec.detach(), tc.detach(), 1e-5, 1e-6);
+    rows.push_back({"chain of 10, requires_grad", m.ember, m.torch});
+  }
+
   c10::InferenceMode inference;  // the rest is forward only
 
   {  // (a) per-op latency: a + b on 3-element tensors, result allocation included
