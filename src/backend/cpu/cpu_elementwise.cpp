@@ -53,6 +53,14 @@ void binary_loop(const View& dst, const View& a, const View& b, const F& f) {
     const T* y = reinterpret_cast<const T*>(p[2]);
     constexpr int64_t so = sizeof(Out), st = sizeof(T);
     if (s[0] == so && s[1] == st && s[2] == st) {
+      // In place (o == x) gets its own loop: the vectorized version of the general one checks
+      // that o and x do not overlap, and would fall back to scalar code.
+      if constexpr (std::is_same_v<Out, T>) {
+        if (o == x) {
+          for (int64_t i = 0; i < n; ++i) o[i] = f(o[i], y[i]);
+          return;
+        }
+      }
       for (int64_t i = 0; i < n; ++i) o[i] = f(x[i], y[i]);
     } else if (s[0] == so && s[1] == st && s[2] == 0) {
       const T y0 = *y;
