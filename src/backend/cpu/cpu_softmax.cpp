@@ -4,6 +4,7 @@
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <vector>
 
@@ -19,7 +20,7 @@ namespace {
 // x = n ln2 + r, |r| <= ln2 / 2, with ln2 split in two for exactness; e^r from its degree-6 Taylor
 // polynomial; 2^n from the exponent bits. n comes from x clamped to [-88, 88] (NaN maps to -88),
 // so the conversion to int is always defined; r keeps x itself, carrying NaN and inf through.
-inline float exp_float(float x) {
+[[gnu::always_inline]] inline float exp_float(float x) {
   constexpr float kLog2e = 1.44269504f, kLn2Hi = 0.693359375f, kLn2Lo = -2.12194440e-4f;
   constexpr float kRound = 12582912.0f;  // 1.5 * 2^23: adding and subtracting it rounds to int
   float xc = x > -88.0f ? (x < 88.0f ? x : 88.0f) : -88.0f;
@@ -32,13 +33,13 @@ inline float exp_float(float x) {
   p = p * r + 0.5f;
   p = p * r + 1.0f;
   p = p * r + 1.0f;
-  float scale = std::bit_cast<float>((static_cast<int32_t>(fn) + 127) << 23);
+  float scale = __builtin_bit_cast(float, (static_cast<int32_t>(fn) + 127) << 23);
   float y = p * scale;
   return x < -87.3f ? 0.0f : y;
 }
 
 template <class T>
-T exp_shifted(T x) {
+[[gnu::always_inline]] inline T exp_shifted(T x) {
   if constexpr (std::is_same_v<T, float>)
     return exp_float(x);
   else
@@ -46,24 +47,32 @@ T exp_shifted(T x) {
 }
 
 // The maximum of a row of n values, NaNs left out (they make the sum NaN later, and with it the
-// whole row, as in PyTorch). Sixteen independent lanes let the compiler vectorize.
+// whole row, as in PyTorch). Four 16-byte vectors of lanes (GCC vector extensions) compare
+// independently.
 template <class T>
-T row_max(const T* x, int64_t n) {
-  constexpr int kLanes = 16;
-  T lanes[kLanes];
-  for (T& l : lanes) l = -std::numeric_limits<T>::infinity();
+[[gnu::always_inline]] inline T row_max(const T* x, int64_t n) {
+  using Vec [[gnu::vector_size(16)]] = T;
+  constexpr int kPer = 16 / sizeof(T), kVecs = 4, kStep = kPer * kVecs;
+  constexpr T kLow = -std::numeric_limits<T>::infinity();
+  Vec acc[kVecs];
+  for (Vec& a : acc) a = Vec{} + kLow;
   int64_t i = 0;
-  for (; i + kLanes <= n; i += kLanes)
-    for (int l = 0; l < kLanes; ++l) lanes[l] = x[i + l] > lanes[l] ? x[i + l] : lanes[l];
-  T m = -std::numeric_limits<T>::infinity();
+  for (; i + kStep <= n; i += kStep)
+    for (int v = 0; v < kVecs; ++v) {
+      Vec x_v;
+      std::memcpy(&x_v, x + i + v * kPer, sizeof(Vec));
+      acc[v] = x_v > acc[v] ? x_v : acc[v];
+    }
+  T m = kLow;
   for (; i < n; ++i) m = x[i] > m ? x[i] : m;
-  for (T l : lanes) m = l > m ? l : m;
+  for (const Vec& a : acc)
+    for (int l = 0; l < kPer; ++l) m = a[l] > m ? a[l] : m;
   return m;
 }
 
 // y[i] = e^(x[i] - m), and their sum in sixteen lanes.
 template <class T>
-T row_exp_sum(T* y, const T* x, int64_t n, T m) {
+[[gnu::always_inline]] inline T row_exp_sum(T* y, const T* x, int64_t n, T m) {
   for (int64_t i = 0; i < n; ++i) y[i] = exp_shifted(x[i] - m);
   constexpr int kLanes = 16;
   T lanes[kLanes] = {};
@@ -78,7 +87,7 @@ T row_exp_sum(T* y, const T* x, int64_t n, T m) {
 
 // One contiguous row (inner == 1), the common case.
 template <class T>
-void softmax_row(T* y, const T* x, int64_t n, bool log) {
+[[gnu::always_inline]] inline void softmax_row(T* y, const T* x, int64_t n, bool log) {
   T m = row_max(x, n);
   // log-softmax shifts by 0 where the maximum is infinite, as the composite form does.
   if (log && std::isinf(m)) m = 0;
@@ -92,13 +101,25 @@ void softmax_row(T* y, const T* x, int64_t n, bool log) {
   }
 }
 
+// Rows [b, e) of a float32 softmax, compiled twice: for AVX2 + FMA (8 lanes, fused multiply-adds
+// in exp) and for the x86-64 baseline; the loader picks one for the CPU at hand.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+[[gnu::target_clones("arch=haswell", "default")]]
+#endif
+void softmax_rows_f32(float* y, const float* x, int64_t b, int64_t e, int64_t n, bool log) {
+  for (int64_t o = b; o < e; ++o) softmax_row(y + o * n, x + o * n, n, log);
+}
+
 // x: `outer` blocks of (n, inner) values; y the same. Softmax over the n axis.
 template <class T>
 void softmax_typed(T* y, const T* x, int64_t outer, int64_t n, int64_t inner, bool log) {
   int64_t grain = std::max<int64_t>(1, cpu::kGrainSize / std::max<int64_t>(n * inner, 1));
   if (inner == 1) {
     cpu::parallel_for(outer, grain, [&](int64_t b, int64_t e) {
-      for (int64_t o = b; o < e; ++o) softmax_row(y + o * n, x + o * n, n, log);
+      if constexpr (std::is_same_v<T, float>)
+        softmax_rows_f32(y, x, b, e, n, log);
+      else
+        for (int64_t o = b; o < e; ++o) softmax_row(y + o * n, x + o * n, n, log);
     });
     return;
   }
