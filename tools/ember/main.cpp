@@ -7,9 +7,11 @@
 
 #include "commands.h"
 #include "ember/error.h"
+#include "omp_policy.h"
 
 int main(int argc, char** argv) {
   using namespace ember::cli;
+  apply_omp_spin_policy(argv);
   CLI::App app{"ember: train and evaluate models on Fashion-MNIST, on the best device here"};
   app.require_subcommand(0, 1);
 
