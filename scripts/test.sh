@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# scripts/test.sh: the whole test suite -- installs packages, builds (release) and runs CTest.
+# scripts/test.sh: the whole test suite -- installs packages and the Python environment of the
+# interop tests, builds (release) and runs CTest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
+bash scripts/python-env.sh
 cmake --preset release -DEMBER_BUILD_TESTS=ON -DEMBER_BUILD_EXAMPLES=ON >/dev/null
 cmake --build --preset release
 ctest --preset release -j "$(nproc)"
