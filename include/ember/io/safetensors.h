@@ -26,7 +26,8 @@ struct SafetensorsFile {
 
 // Reads a file, validating the header (length, JSON, dtypes, shapes against byte ranges, ranges
 // that overlap, leave gaps or run past the end, duplicate names, non-string metadata); errors
-// name the file and the problem. Tensors are placed on `device`.
+// name the file and the problem. Tensors are placed on `device`. Files of 16 MiB or more are
+// memory-mapped (read-only) rather than read into a buffer.
 SafetensorsFile load_safetensors(const std::string& path, Device device = Device(kCPU));
 
 }  // namespace ember::io
