@@ -62,10 +62,10 @@ NamedTensors decode_npz(const unsigned char* data, size_t size, const std::strin
   zip_error_t error;
   zip_error_init(&error);
   zip_source_t* source = zip_source_buffer_create(data, size, 0, &error);
-  if (!source) bad(path, zip_error_strerror(&error));
-  std::unique_ptr<zip_t, ArchiveCloser> za(zip_open_from_source(source, ZIP_RDONLY, &error));
+  std::unique_ptr<zip_t, ArchiveCloser> za(source ? zip_open_from_source(source, ZIP_RDONLY, &error)
+                                                  : nullptr);
   if (!za) {
-    zip_source_free(source);
+    zip_source_free(source);  // not taken by a failed open; null is allowed
     std::string why = zip_error_strerror(&error);
     zip_error_fini(&error);
     bad(path, "not a zip archive or a damaged one (" + why + ")");

@@ -3,6 +3,7 @@
 #include <zip.h>
 
 #include <deque>
+#include <memory>
 #include <set>
 
 #include "ember/io/atomic_file.h"
@@ -16,6 +17,13 @@ namespace {
 [[noreturn]] void fail(const std::string& path, const std::string& what) {
   EMBER_THROW(IO, "[save_npz] cannot write '", path, "': ", what);
 }
+
+struct SourceFree {
+  void operator()(zip_source_t* s) const { zip_source_free(s); }
+};
+struct ArchiveDiscard {
+  void operator()(zip_t* z) const { zip_discard(z); }
+};
 
 // The bytes of a zip source (an archive libzip has finished writing into memory).
 std::string source_bytes(zip_source_t* source, const std::string& path) {
@@ -47,37 +55,32 @@ void save_npz(const std::string& path, const NamedTensors& tensors, bool compres
   }
   zip_error_t error;
   zip_error_init(&error);
-  zip_source_t* out = zip_source_buffer_create(nullptr, 0, 0, &error);
-  if (!out) fail(path, zip_error_strerror(&error));
-  zip_t* za = zip_open_from_source(out, ZIP_TRUNCATE, &error);
+  std::unique_ptr<zip_source_t, SourceFree> out(zip_source_buffer_create(nullptr, 0, 0, &error));
+  std::unique_ptr<zip_t, ArchiveDiscard> za(
+      out ? zip_open_from_source(out.get(), ZIP_TRUNCATE, &error) : nullptr);
   if (!za) {
-    zip_source_free(out);
-    fail(path, zip_error_strerror(&error));
+    std::string why = zip_error_strerror(&error);
+    zip_error_fini(&error);
+    fail(path, why);
   }
-  zip_source_keep(out);  // keep the buffer after zip_close, to read the archive back
-  auto abandon = [&](const std::string& what) {
-    zip_discard(za);
-    zip_source_free(out);
-    fail(path, what);
-  };
+  zip_source_keep(out.get());  // the archive holds one reference, `out` another
   size_t i = 0;
   for (const auto& [name, t] : tensors) {
     const std::string& bytes = payloads[i++];
-    zip_source_t* member = zip_source_buffer(za, bytes.data(), bytes.size(), 0);
-    if (!member) abandon(zip_strerror(za));
-    zip_int64_t index = zip_file_add(za, (name + ".npy").c_str(), member, ZIP_FL_ENC_UTF_8);
+    zip_source_t* member = zip_source_buffer(za.get(), bytes.data(), bytes.size(), 0);
+    if (!member) fail(path, zip_strerror(za.get()));
+    zip_int64_t index = zip_file_add(za.get(), (name + ".npy").c_str(), member, ZIP_FL_ENC_UTF_8);
     if (index < 0) {
       zip_source_free(member);
-      abandon(zip_strerror(za));
+      fail(path, zip_strerror(za.get()));
     }
-    if (zip_set_file_compression(za, static_cast<zip_uint64_t>(index),
+    if (zip_set_file_compression(za.get(), static_cast<zip_uint64_t>(index),
                                  compressed ? ZIP_CM_DEFLATE : ZIP_CM_STORE, 0) != 0)
-      abandon(zip_strerror(za));
+      fail(path, zip_strerror(za.get()));
   }
-  if (zip_close(za) != 0) abandon(zip_strerror(za));
-  std::string archive = source_bytes(out, path);
-  zip_source_free(out);
-  write_file_atomic(path, archive);
+  if (zip_close(za.get()) != 0) fail(path, zip_strerror(za.get()));
+  za.release();  // closed and freed by zip_close
+  write_file_atomic(path, source_bytes(out.get(), path));
 }
 
 }  // namespace ember::io
