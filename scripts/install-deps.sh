@@ -2,7 +2,8 @@
 # scripts/install-deps.sh: installs the Debian 12 packages ember builds and tests with (as root).
 set -euo pipefail
 packages=(g++ cmake ninja-build libopenblas-openmp-dev libgtest-dev libgmock-dev zlib1g-dev
-          nlohmann-json3-dev libcli11-dev dataset-fashion-mnist)
+          libzip-dev pkg-config nlohmann-json3-dev libcli11-dev dataset-fashion-mnist
+          python3 python3-venv)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

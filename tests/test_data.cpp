@@ -485,6 +485,24 @@ TEST_F(MnistFilesTest, TruncatedAndOverlongFiles) {
                            {"train-images-idx3-ubyte.gz", "truncated"}));
 }
 
+// A header declaring far more data than the file holds is refused before anything is allocated
+// for it (the IDX fuzzer's first finding: 100 GB asked of a 30-byte file).
+TEST_F(MnistFilesTest, HugeDeclaredShapesAreRefusedWithoutAllocating) {
+  write_train();
+  write_raw(file("train-images-idx3-ubyte"), idx_bytes(2051, {100000, 1000, 1000}, "abc"));
+  EXPECT_TRUE(throws_error(
+      [&] { MNIST(root(), MNIST::Split::Train); }, ErrorKind::IO,
+      {"train-images-idx3-ubyte: truncated: the header declares shape [100000, 1000, 1000] "
+       "(100000000000 bytes of data) but only 3 bytes follow"}));
+  fs::remove(file("train-images-idx3-ubyte"));
+  write_gzip(file("train-images-idx3-ubyte.gz"), idx_bytes(2051, {100000, 1000, 1000}, "abc"));
+  EXPECT_TRUE(
+      throws_error([&] { MNIST(root(), MNIST::Split::Train); }, ErrorKind::IO,
+                   {"train-images-idx3-ubyte.gz: the header declares shape [100000, 1000, 1000] "
+                    "(100000000000 bytes of data), more than this",
+                    "-byte gzip file can hold"}));
+}
+
 TEST_F(MnistFilesTest, ImageAndLabelCountsMustAgree) {
   write_train();
   write_raw(file("train-labels-idx1-ubyte"), label_bytes(kImages - 1));

@@ -152,6 +152,31 @@ TEST_P(SafetensorsTest, MalformedFilesAreRefusedWithTheReason) {
                       "negative or non-integer"));
   EXPECT_TRUE(
       refuses(raw("fields", R"({"a":{"dtype":"U8"}})", 0), "lacks dtype, shape or data_offsets"));
+  // 2^61 float64s are 2^64 bytes: a byte count that would wrap to 0 and pass for empty.
+  EXPECT_TRUE(refuses(
+      raw("wrap", R"({"a":{"dtype":"F64","shape":[2305843009213693952],"data_offsets":[0,0]}})", 0),
+      "tensor 'a' has an implausibly large shape"));
+  EXPECT_TRUE(refuses(
+      raw("huge0", R"({"a":{"dtype":"U8","shape":[0,4294967296,4294967296],"data_offsets":[0,0]}})",
+          0),
+      "tensor 'a' has an implausibly large shape"));
+}
+
+TEST_P(SafetensorsTest, BoolBytesOtherThanZeroAndOneReadAsTrue) {
+  std::string p = raw("b", R"({"m":{"dtype":"BOOL","shape":[3],"data_offsets":[0,3]}})", 0);
+  std::ofstream(p, std::ios::binary | std::ios::app) << std::string("\x00\x07\x01", 3);
+  io::SafetensorsFile f = io::load_safetensors(p, device());
+  EXPECT_TRUE(tensor_equal(f.tensors.at(0).second, tensor({false, true, true})));
+}
+
+TEST_P(SafetensorsTest, LargeFilesLoadThroughAMemoryMap) {
+  // 18 MB of float32, over the 16 MiB threshold at which the reader maps the file.
+  Tensor big = arange(4500000, on(kFloat32)).reshape({1500, 3000});
+  io::save_safetensors(path("big.safetensors"), {{"big", big}, {"small", tensor({1, 2}, on())}});
+  io::SafetensorsFile f = io::load_safetensors(path("big.safetensors"), device());
+  ASSERT_EQ(f.tensors.size(), 2u);
+  EXPECT_TRUE(tensor_equal(f.tensors[0].second, big));
+  EXPECT_TRUE(tensor_equal(f.tensors[1].second, tensor({1, 2})));
 }
 
 EMBER_INSTANTIATE_DEVICE_TESTS(SafetensorsTest);

@@ -18,6 +18,7 @@ namespace {
 
 constexpr int64_t kMaxIdxBytes = int64_t{1} << 40;
 constexpr unsigned kChunk = 1u << 30;  // gzread takes an unsigned count
+constexpr int64_t kMaxDeflateRatio = 1032;
 
 struct GzCloser {
   void operator()(gzFile f) const { gzclose(f); }
@@ -96,6 +97,22 @@ IdxFile read_idx_ubyte(const std::string& requested, int dims, const char* who) 
     EMBER_CHECK_KIND(IO, n == 0 || count <= kMaxIdxBytes / n, "[", who, "] ", path,
                      ": the header declares an implausible shape ", shape_str(shape), "...");
     count *= n;
+  }
+
+  // Allocate no more than the file can hold: the bytes after the header for a plain file, the
+  // largest expansion of deflate (about 1032:1) for a gzip one.
+  std::error_code ec;
+  auto file_bytes = static_cast<int64_t>(std::filesystem::file_size(path, ec));
+  if (!ec && gzdirect(f.get())) {
+    int64_t follow = file_bytes - header_bytes;
+    EMBER_CHECK_KIND(IO, count <= follow, "[", who, "] ", path,
+                     ": truncated: the header declares shape ", shape_str(shape), " (", count,
+                     " bytes of data) but only ", follow, " bytes follow");
+  } else if (!ec) {
+    EMBER_CHECK_KIND(IO, count / kMaxDeflateRatio <= file_bytes, "[", who, "] ", path,
+                     ": the header declares shape ", shape_str(shape), " (", count,
+                     " bytes of data), more than this ", file_bytes,
+                     "-byte gzip file can hold (truncated or corrupt)");
   }
 
   Tensor data = empty(shape, {.dtype = kUInt8});

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "ember/error.h"
-#include "ember/io/safetensors.h"
+#include "ember/io/atomic_file.h"
 
 namespace ember::io {
 

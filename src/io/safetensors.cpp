@@ -4,17 +4,19 @@
 
 #include <algorithm>
 #include <cstring>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
 
 #include "ember/creation.h"
+#include "io/file_bytes.h"
+#include "io/safetensors_format.h"
 
 namespace ember::io {
 
 namespace {
 
 constexpr uint64_t kMaxHeader = 100u << 20;  // 100 MB, as the reference implementation
+constexpr uint64_t kMaxElements = uint64_t{1} << 56;
 
 const char* safetensors_dtype(DType t) {
   switch (t) {
@@ -77,22 +79,18 @@ void save_safetensors(const std::string& path, const NamedTensors& tensors,
   write_file_atomic(path, out);
 }
 
-SafetensorsFile load_safetensors(const std::string& path, Device device) {
-  std::ifstream in(path, std::ios::binary | std::ios::ate);
-  if (!in)
-    EMBER_THROW(IO, "[load_safetensors] cannot open '", path, "': no such file or not readable");
-  uint64_t file_size = static_cast<uint64_t>(in.tellg());
-  in.seekg(0);
+namespace detail {
+
+SafetensorsFile decode_safetensors(const unsigned char* bytes, size_t size, const std::string& path,
+                                   Device device) {
+  uint64_t file_size = size;
   if (file_size < 8) bad(path, "shorter than the 8-byte header length");
-  unsigned char len_bytes[8];
-  in.read(reinterpret_cast<char*>(len_bytes), 8);
   uint64_t header_len = 0;
-  for (int i = 0; i < 8; ++i) header_len |= static_cast<uint64_t>(len_bytes[i]) << (8 * i);
+  for (int i = 0; i < 8; ++i) header_len |= static_cast<uint64_t>(bytes[i]) << (8 * i);
   if (header_len > kMaxHeader)
     bad(path, "header length " + std::to_string(header_len) + " is over 100 MB");
   if (header_len > file_size - 8) bad(path, "header length runs past the end of the file");
-  std::string json(header_len, '\0');
-  in.read(json.data(), static_cast<std::streamsize>(header_len));
+  std::string_view json(reinterpret_cast<const char*>(bytes + 8), header_len);
 
   // Parse, refusing duplicate names at the top level.
   std::set<std::string> seen;
@@ -139,13 +137,15 @@ SafetensorsFile load_safetensors(const std::string& path, Device device) {
     const auto& shape_json = value["shape"];
     if (!shape_json.is_array()) bad(path, "tensor '" + name + "' has a shape that is not a list");
     Shape shape;
-    uint64_t numel = 1;
+    // The non-zero dimensions must multiply sanely even when a zero one makes the tensor empty.
+    uint64_t numel = 1, nonzero = 1;
     for (const auto& d : shape_json) {
       if (!d.is_number_unsigned())
         bad(path, "tensor '" + name + "' has a negative or non-integer dimension");
       uint64_t v = d.get<uint64_t>();
-      if (v != 0 && numel > data_size / v + 1)
-        bad(path, "tensor '" + name + "' is larger than the file");
+      if (v != 0 && nonzero > kMaxElements / v)
+        bad(path, "tensor '" + name + "' has an implausibly large shape");
+      if (v != 0) nonzero *= v;
       numel *= v;
       shape.push_back(static_cast<int64_t>(v));
     }
@@ -174,13 +174,23 @@ SafetensorsFile load_safetensors(const std::string& path, Device device) {
   if (expect != data_size)
     bad(path,
         "the data section has " + std::to_string(data_size - expect) + " bytes no tensor uses");
-  std::string data(data_size, '\0');
-  in.read(data.data(), static_cast<std::streamsize>(data_size));
-  if (!in) bad(path, "could not read the data section");
-  for (const Entry& e : entries)
-    result.tensors.emplace_back(
-        e.name, from_blob_copy(data.data() + e.begin, e.dtype, e.shape, {.device = device}));
+  const unsigned char* data = bytes + 8 + header_len;
+  for (const Entry& e : entries) {
+    Tensor t = from_blob_copy(data + e.begin, e.dtype, e.shape);
+    if (e.dtype == kBool) {  // bytes other than 0 and 1 are not valid bools: read them as true
+      auto* b = static_cast<unsigned char*>(t.raw_data_ptr());
+      for (int64_t i = 0; i < t.numel(); ++i) b[i] = b[i] != 0;
+    }
+    result.tensors.emplace_back(e.name, t.to(device));
+  }
   return result;
+}
+
+}  // namespace detail
+
+SafetensorsFile load_safetensors(const std::string& path, Device device) {
+  detail::FileBytes bytes(path, "load_safetensors");
+  return detail::decode_safetensors(bytes.data(), bytes.size(), path, device);
 }
 
 }  // namespace ember::io

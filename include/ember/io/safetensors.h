@@ -5,14 +5,13 @@
 
 #include <map>
 #include <string>
-#include <utility>
-#include <vector>
 
+#include "ember/io/atomic_file.h"
+#include "ember/io/named_tensors.h"
 #include "ember/tensor.h"
 
 namespace ember::io {
 
-using NamedTensors = std::vector<std::pair<std::string, Tensor>>;
 using Metadata = std::map<std::string, std::string>;
 
 // Writes tensors (from any device; copied back to the host) and string metadata to `path`
@@ -27,10 +26,8 @@ struct SafetensorsFile {
 
 // Reads a file, validating the header (length, JSON, dtypes, shapes against byte ranges, ranges
 // that overlap, leave gaps or run past the end, duplicate names, non-string metadata); errors
-// name the file and the problem. Tensors are placed on `device`.
+// name the file and the problem. Tensors are placed on `device`. Files of 16 MiB or more are
+// memory-mapped (read-only) rather than read into a buffer.
 SafetensorsFile load_safetensors(const std::string& path, Device device = Device(kCPU));
-
-// Writes `bytes` to `path` atomically: a temporary file in the same directory, fsync, rename.
-void write_file_atomic(const std::string& path, const std::string& bytes);
 
 }  // namespace ember::io

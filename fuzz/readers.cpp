@@ -1,0 +1,57 @@
+// fuzz/readers.cpp: the byte-fed readers shared by the fuzz targets and the corpus replay test.
+#include "readers.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+
+#include "data/idx_file.h"
+#include "ember/error.h"
+#include "io/npy_format.h"
+#include "io/npz_format.h"
+#include "io/safetensors_format.h"
+
+namespace ember::fuzz {
+
+namespace {
+
+template <class F>
+Outcome run(F&& read) {
+  try {
+    read();
+    return Outcome::Loaded;
+  } catch (const Error&) {
+    return Outcome::Refused;
+  }
+}
+
+}  // namespace
+
+Outcome read_safetensors(const uint8_t* data, size_t size) {
+  return run([&] { io::detail::decode_safetensors(data, size, "input", Device(kCPU)); });
+}
+
+Outcome read_npy(const uint8_t* data, size_t size) {
+  return run([&] { io::detail::decode_npy(data, size, "load_npy", "input", Device(kCPU)); });
+}
+
+Outcome read_npz(const uint8_t* data, size_t size) {
+  return run([&] { io::detail::decode_npz(data, size, "input", Device(kCPU)); });
+}
+
+Outcome read_idx(const uint8_t* data, size_t size) {
+  static const std::string path =
+      (std::filesystem::temp_directory_path() / ("ember_fuzz_idx_" + std::to_string(::getpid())))
+          .string();
+  std::FILE* f = std::fopen(path.c_str(), "wb");
+  if (!f) return Outcome::Refused;
+  if (size) std::fwrite(data, 1, size, f);
+  std::fclose(f);
+  int dims = size >= 4 && data[3] >= 1 && data[3] <= 4 ? data[3] : 1;
+  Outcome outcome = run([&] { data::detail::read_idx_ubyte(path, dims, "fuzz_idx"); });
+  std::remove(path.c_str());
+  return outcome;
+}
+
+}  // namespace ember::fuzz
