@@ -63,7 +63,9 @@ std::unique_ptr<ExportContext> describe(const Tensor& t, DLTensor& out) {
   ctx->tensor = t;
   ctx->shape.assign(t.sizes().begin(), t.sizes().end());
   ctx->strides.assign(t.strides().begin(), t.strides().end());
-  out.data = t.storage()->data();
+  // The view's first element as `data` and byte_offset 0, as PyTorch and NumPy export: consumers
+  // that ignore byte_offset (LibTorch 1.13's fromDLPack among them) read the right elements.
+  out.data = t.impl().data();
   out.device = d.is_cpu() ? dlpack::DLDevice{dlpack::kDLCPU, 0}
                           : dlpack::DLDevice{dlpack::kDLCUDA,
                                              static_cast<int32_t>(d.has_index() ? d.index() : 0)};
@@ -71,7 +73,7 @@ std::unique_ptr<ExportContext> describe(const Tensor& t, DLTensor& out) {
   out.dtype = dl_dtype(t.dtype());
   out.shape = ctx->shape.data();
   out.strides = ctx->strides.data();
-  out.byte_offset = static_cast<uint64_t>(t.storage_offset()) * t.element_size();
+  out.byte_offset = 0;
   return ctx;
 }
 

@@ -57,7 +57,7 @@ struct DLDataType {
 };
 
 struct DLTensor {
-  void* data;  // the allocation; the first element is at data + byte_offset
+  void* data;  // the first element is at data + byte_offset (ember exports byte_offset 0)
   DLDevice device;
   int32_t ndim;
   DLDataType dtype;
