@@ -46,8 +46,10 @@ __global__ void random_real(T* out, int64_t n, int64_t calls, uint64_t seed, uin
         T radius = std::sqrt(mul_rn(T(-2), std::log(T(1) - u[i])));
         T theta = mul_rn(static_cast<T>(2 * std::numbers::pi), u[i + 1]);
         double scaled = __dmul_rn(b, static_cast<double>(radius));
-        v[i] = static_cast<T>(__dadd_rn(a, __dmul_rn(scaled, static_cast<double>(std::cos(theta)))));
-        v[i + 1] = static_cast<T>(__dadd_rn(a, __dmul_rn(scaled, static_cast<double>(std::sin(theta)))));
+        v[i] =
+            static_cast<T>(__dadd_rn(a, __dmul_rn(scaled, static_cast<double>(std::cos(theta)))));
+        v[i + 1] =
+            static_cast<T>(__dadd_rn(a, __dmul_rn(scaled, static_cast<double>(std::sin(theta)))));
       }
     } else {
 #pragma unroll
