@@ -57,7 +57,7 @@ if [ $prebuilt -eq 0 ]; then
   elif step configure "$logs/configure.log" 300 "${configure[@]}" -DEMBER_BUILD_TESTS=OFF; then
     record configure PASS "without the suite (no GoogleTest here)" "$STEP_SECONDS"
   else
-    record configure FAIL "see $logs/configure.log" "$STEP_SECONDS"
+    record configure FAIL "see $logs/configure.log; missing packages? build elsewhere and use --prebuilt" "$STEP_SECONDS"
     tail -30 "$logs/configure.log"
   fi
   targets=(ember_gpu_smoke)
@@ -97,7 +97,7 @@ else
   record "suite (cuda cases)" SKIP "not built (no GoogleTest)" 0
 fi
 
-nvcc_dir=$(dirname "$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)")
+nvcc_dir=$(dirname "$(command -v nvcc || echo "${CUDA_HOME:-/usr/local/cuda}/bin/nvcc")")
 sanitizer=""
 for c in "$(command -v compute-sanitizer)" "$nvcc_dir/compute-sanitizer" \
   "$nvcc_dir/../compute-sanitizer/compute-sanitizer"; do
