@@ -4,6 +4,7 @@
 
 #include "backend/cpu/cpu_backend.h"
 #include "ember/cuda.h"
+#include "test_util.h"
 
 namespace {
 class FakeCudaBackend : public ember::CpuBackend {
@@ -15,7 +16,10 @@ class FakeCudaBackend : public ember::CpuBackend {
 
 int main(int argc, char** argv) {
   static FakeCudaBackend fake;
-  if (!ember::cuda::is_available()) ember::register_backend(ember::kCUDA, &fake);
+  if (!ember::cuda::is_available()) {
+    ember::register_backend(ember::kCUDA, &fake);
+    ember::testing::fake_cuda_backend() = true;
+  }
   ::testing::InitGoogleTest(&argc, argv);
   return RUN_ALL_TESTS();
 }

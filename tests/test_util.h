@@ -10,6 +10,12 @@
 
 namespace ember::testing {
 
+// Set by the fake-CUDA test main when it stands in for a GPU with CPU code.
+inline bool& fake_cuda_backend() {
+  static bool fake = false;
+  return fake;
+}
+
 // Whether tensors can be placed on d in this process.
 inline bool device_present(const Device& d) {
   if (d.is_cpu()) return true;

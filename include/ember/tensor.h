@@ -158,6 +158,10 @@ class Tensor {
   Tensor cuda(int index = -1) const { return to(Device(kCUDA, index)); }
   Tensor clone() const;
   Tensor contiguous() const;
+  // A copy in page-locked (pinned) host memory, from which to(cuda, non_blocking=true) copies
+  // asynchronously; *this when already pinned. CPU tensors only; needs CUDA and a GPU.
+  Tensor pin_memory() const;
+  bool is_pinned() const;
   Tensor& copy_(const Tensor& src, bool non_blocking = false);
 
   // --- views (share storage)

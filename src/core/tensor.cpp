@@ -5,6 +5,7 @@
 #include "core/backend.h"
 #include "core/host_allocator.h"
 #include "core/make_tensor.h"
+#include "core/pinned_memory.h"
 #include "core/shape.h"
 #include "ember/tensor.h"
 
@@ -101,6 +102,27 @@ Tensor Tensor::to(Device device, bool non_blocking, bool copy) const {
 }
 Tensor Tensor::to(DType dtype, bool non_blocking, bool copy) const {
   return to(device(), dtype, non_blocking, copy);
+}
+
+Tensor Tensor::pin_memory() const {
+  EMBER_CHECK_KIND(Device, is_cpu(), "[pin_memory] only CPU tensors can be pinned, this one is on ",
+                   device());
+  if (is_pinned()) return *this;
+  size_t bytes = static_cast<size_t>(numel()) * element_size();
+  void* p = pinned_allocate(bytes);
+  auto impl = std::make_shared<TensorImpl>();
+  impl->storage =
+      std::make_shared<Storage>(p, bytes, Device(kCPU), [](void* q) { pinned_free(q); });
+  impl->sizes = sizes();
+  impl->strides = contiguous_strides(sizes());
+  impl->dtype = dtype();
+  Tensor out(std::move(impl));
+  out.copy_data(*this, false);
+  return out;
+}
+
+bool Tensor::is_pinned() const {
+  return is_cpu() && storage() && is_pinned_pointer(impl().data());
 }
 
 Tensor Tensor::converted(const Tensor& src, const Shape& sizes, DType dtype,

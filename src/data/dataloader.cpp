@@ -6,6 +6,7 @@
 #include <numeric>
 #include <utility>
 
+#include "core/pinned_memory.h"
 #include "data/batch_prefetcher.h"
 #include "ember/creation.h"
 
@@ -57,6 +58,10 @@ class Epoch {
     std::vector<int64_t> indices(order_.begin() + static_cast<std::ptrdiff_t>(begin),
                                  order_.begin() + static_cast<std::ptrdiff_t>(end));
     Example batch = dataset_->get_batch(indices);
+    if (options_.pin_memory && pinned_memory_available()) {  // ignored without a GPU, as PyTorch
+      if (batch.data.defined() && batch.data.is_cpu()) batch.data = batch.data.pin_memory();
+      if (batch.target.defined() && batch.target.is_cpu()) batch.target = batch.target.pin_memory();
+    }
     if (options_.device) {
       if (batch.data.defined()) batch.data = batch.data.to(*options_.device, true);
       if (batch.target.defined()) batch.target = batch.target.to(*options_.device, true);

@@ -19,7 +19,7 @@ struct DataLoaderOptions {
   uint64_t seed = 0;
   bool drop_last = false;
   int num_workers = 0;      // background threads preparing batches ahead
-  bool pin_memory = false;  // accepted; no effect until the CUDA backend has pinned memory
+  bool pin_memory = false;  // batches in pinned memory (when a GPU is present), copied async
   std::optional<Device> device = std::nullopt;  // batches are moved there (non_blocking)
   int prefetch_factor = 2;                      // batches prepared ahead per worker
 };

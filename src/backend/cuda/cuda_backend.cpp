@@ -1,149 +1,136 @@
-// backend/cuda/cuda_backend.cpp: the CUDA runtime side of the CUDA backend -- device discovery,
-// memory, and host<->device copies through the CUDA runtime API. The compute kernels (element-wise,
-// reductions, cuBLAS matmul, ...) are not written yet: those entry points throw a clear
-// NotImplemented error instead of computing.
+// backend/cuda/cuda_backend.cpp: the Backend of NVIDIA GPUs -- device discovery, memory through
+// the per-device caching allocator, host<->device copies (asynchronous from and to pinned
+// memory), and every compute entry dispatched to the kernels of the .cu files on the current
+// stream of the tensor's device.
 #include <cuda_runtime_api.h>
 
-#include <mutex>
+#include <optional>
 
+#include "backend/cuda/cuda_check.h"
+#include "backend/cuda/cuda_kernels.h"
 #include "core/backend.h"
+#include "core/pinned_memory.h"
 #include "ember/cuda.h"
 #include "ember/error.h"
 
 namespace ember {
 
+namespace cuda_detail {
+void record_pinned_use(const void* host_ptr, cudaStream_t stream);
+}  // namespace cuda_detail
+
 namespace {
 
-void check(cudaError_t err, const char* what) {
-  if (err == cudaSuccess) return;
-  cudaGetLastError();  // clear the sticky-free error state
-  if (err == cudaErrorMemoryAllocation)
-    EMBER_THROW(OutOfMemory, "[", what, "] CUDA out of memory (", cudaGetErrorName(err), ")");
-  EMBER_THROW(Cuda, "[", what, "] CUDA error ", cudaGetErrorName(err), ": ",
-              cudaGetErrorString(err));
-}
+using namespace cuda_detail;
 
-// Makes `index` the current device for the lifetime of the guard.
-class DeviceGuard {
+// Makes the device that holds `ptr` current while an op runs (nothing to do with one GPU).
+class OpGuard {
  public:
-  explicit DeviceGuard(int index) {
-    cudaGetDevice(&previous_);
-    if (index >= 0 && index != previous_) check(cudaSetDevice(index), "cudaSetDevice");
+  explicit OpGuard(const void* ptr) {
+    if (real_device_count() > 1 && ptr) guard_.emplace(device_of(ptr));
   }
-  ~DeviceGuard() { cudaSetDevice(previous_); }
 
  private:
-  int previous_ = 0;
+  std::optional<cuda::DeviceGuard> guard_;
 };
-
-[[noreturn]] void no_kernels(const char* family) {
-  EMBER_THROW(NotImplemented, "[cuda] ", family,
-              " kernels are not part of this build yet: ember's "
-              "CUDA backend currently moves and stores tensors but computes nothing on the GPU. "
-              "Run this op on the CPU (tensor.cpu()) until the CUDA kernels land.");
-}
 
 class CudaBackend : public Backend {
  public:
-  int device_count() override {
-    std::call_once(count_once_, [this] {
-      int n = 0;
-      cudaError_t err = cudaGetDeviceCount(&n);  // no driver or no GPU: an error, not a crash
-      if (err != cudaSuccess) {
-        cudaGetLastError();
-        n = 0;
-      }
-      count_ = n;
-    });
-    return count_;
-  }
-  std::string device_name(int index) override {
-    cudaDeviceProp prop{};
-    check(cudaGetDeviceProperties(&prop, index), "cuda::get_device_name");
-    return prop.name;
-  }
-  void* allocate(size_t nbytes, int index) override {
-    if (nbytes == 0) return nullptr;
-    DeviceGuard guard(index);
-    void* p = nullptr;
-    cudaError_t err = cudaMalloc(&p, nbytes);
-    if (err == cudaErrorMemoryAllocation) {
-      cudaGetLastError();
-      size_t free_bytes = 0, total = 0;
-      cudaMemGetInfo(&free_bytes, &total);
-      EMBER_THROW(OutOfMemory, "CUDA out of memory. Tried to allocate ", nbytes / 1048576.0,
-                  " MiB (GPU ", index, "; ", total / 1073741824.0, " GiB total capacity; ",
-                  free_bytes / 1073741824.0, " GiB free)");
-    }
-    check(err, "cudaMalloc");
-    return p;
-  }
-  void deallocate(void* ptr, size_t, int index) override {
-    if (!ptr) return;
-    DeviceGuard guard(index);
-    cudaFree(ptr);
-  }
+  int device_count() override { return real_device_count(); }
+  std::string device_name(int index) override { return cuda::get_device_properties(index).name; }
+
+  void* allocate(size_t nbytes, int index) override { return device_allocate(nbytes, index); }
+  void deallocate(void* ptr, size_t, int index) override { device_free(ptr, index); }
+
   void copy(const View& dst, const View& src) override {
-    bool dense = dst.dtype == src.dtype && is_dense(dst) && is_dense(src);
-    if (!dense) no_kernels("strided or dtype-converting copy");
-    check(cudaMemcpy(dst.data, src.data, dst.numel() * element_size(dst.dtype),
-                     cudaMemcpyDeviceToDevice),
-          "copy");
+    OpGuard g(dst.data);
+    launch_copy(dst, src);
   }
-  void copy_from_host(void* dst, const void* src, size_t nbytes, int index, bool) override {
-    DeviceGuard guard(index);
-    check(cudaMemcpy(dst, src, nbytes, cudaMemcpyHostToDevice), "copy host->cuda");
+  void copy_from_host(void* dst, const void* src, size_t nbytes, int index,
+                      bool non_blocking) override {
+    if (nbytes == 0) return;
+    cuda::DeviceGuard guard(index);
+    cudaStream_t stream = current_stream(index);
+    EMBER_CUDA_CHECK(cudaMemcpyAsync(dst, src, nbytes, cudaMemcpyHostToDevice, stream),
+                     "copy cpu -> cuda");
+    if (non_blocking && is_pinned_pointer(src))
+      record_pinned_use(src, stream);  // the pinned block is not reused before the copy ends
+    else
+      EMBER_CUDA_CHECK(cudaStreamSynchronize(stream), "copy cpu -> cuda");
   }
-  void copy_to_host(void* dst, const void* src, size_t nbytes, int index, bool) override {
-    DeviceGuard guard(index);
-    check(cudaMemcpy(dst, src, nbytes, cudaMemcpyDeviceToHost), "copy cuda->host");
+  void copy_to_host(void* dst, const void* src, size_t nbytes, int index,
+                    bool non_blocking) override {
+    if (nbytes == 0) return;
+    cuda::DeviceGuard guard(index);
+    cudaStream_t stream = current_stream(index);
+    EMBER_CUDA_CHECK(cudaMemcpyAsync(dst, src, nbytes, cudaMemcpyDeviceToHost, stream),
+                     "copy cuda -> cpu");
+    if (non_blocking && is_pinned_pointer(dst))
+      record_pinned_use(dst, stream);  // the data is there after cuda::synchronize()
+    else
+      EMBER_CUDA_CHECK(cudaStreamSynchronize(stream), "copy cuda -> cpu");
   }
   void fill(const View& dst, const Scalar& value) override {
-    if (!(is_dense(dst) && value.to_double() == 0)) no_kernels("fill");
-    check(cudaMemset(dst.data, 0, dst.numel() * element_size(dst.dtype)), "fill");
+    OpGuard g(dst.data);
+    launch_fill(dst, value);
   }
-  void unary(UnaryOp, const View&, const View&, const UnaryParams&) override {
-    no_kernels("unary");
+  void unary(UnaryOp op, const View& dst, const View& src, const UnaryParams& p) override {
+    OpGuard g(dst.data);
+    launch_unary(op, dst, src, p);
   }
-  void binary(BinaryOp, const View&, const View&, const View&) override { no_kernels("binary"); }
-  void where(const View&, const View&, const View&, const View&) override { no_kernels("where"); }
-  void reduce(ReduceOp, const View&, const View&, uint64_t) override { no_kernels("reduction"); }
-  void matmul(const View&, const View&, const View&) override { no_kernels("matmul"); }
-  void softmax(const View&, const View&, int64_t, bool) override { no_kernels("softmax"); }
-  void im2col(const View&, const View&, const Conv2dGeometry&) override { no_kernels("im2col"); }
-  void col2im(const View&, const View&, const Conv2dGeometry&) override { no_kernels("col2im"); }
-  void index_select(const View&, const View&, int64_t, const View&) override {
-    no_kernels("index_select");
+  void binary(BinaryOp op, const View& dst, const View& a, const View& b) override {
+    OpGuard g(dst.data);
+    launch_binary(op, dst, a, b);
   }
-  void gather(const View&, const View&, int64_t, const View&) override { no_kernels("gather"); }
-  void scatter_add(const View&, int64_t, const View&, const View&) override {
-    no_kernels("scatter_add");
+  void where(const View& dst, const View& cond, const View& a, const View& b) override {
+    OpGuard g(dst.data);
+    launch_where(dst, cond, a, b);
   }
-  void random(RandomKind, const View&, uint64_t, uint64_t, double, double) override {
-    no_kernels("random");
+  void reduce(ReduceOp op, const View& dst, const View& src, uint64_t mask) override {
+    OpGuard g(dst.data);
+    launch_reduce(op, dst, src, mask);
   }
-  void optimizer_step(const OptimizerStep&, std::span<const View>, std::span<const View>,
-                      std::span<const View>, std::span<const View>,
-                      std::span<const View>) override {
-    no_kernels("optimizer step");
+  void matmul(const View& dst, const View& a, const View& b) override {
+    OpGuard g(dst.data);
+    launch_matmul(dst, a, b);
   }
-  void synchronize(int index) override {
-    DeviceGuard guard(index);
-    check(cudaDeviceSynchronize(), "cuda::synchronize");
+  void softmax(const View& dst, const View& src, int64_t dim, bool log) override {
+    OpGuard g(dst.data);
+    launch_softmax(dst, src, dim, log);
   }
-
- private:
-  static bool is_dense(const View& v) {
-    int64_t expected = 1;
-    for (size_t i = v.sizes.size(); i-- > 0;) {
-      if (v.sizes[i] == 1) continue;
-      if (v.strides[i] != expected) return false;
-      expected *= v.sizes[i];
-    }
-    return true;
+  void im2col(const View& cols, const View& image, const Conv2dGeometry& geo) override {
+    OpGuard g(cols.data);
+    launch_im2col(cols, image, geo);
   }
-  std::once_flag count_once_;
-  int count_ = 0;
+  void col2im(const View& image, const View& cols, const Conv2dGeometry& geo) override {
+    OpGuard g(image.data);
+    launch_col2im(image, cols, geo);
+  }
+  void index_select(const View& dst, const View& src, int64_t dim, const View& index) override {
+    OpGuard g(dst.data);
+    launch_index_select(dst, src, dim, index);
+  }
+  void gather(const View& dst, const View& src, int64_t dim, const View& index) override {
+    OpGuard g(dst.data);
+    launch_gather(dst, src, dim, index);
+  }
+  void scatter_add(const View& dst, int64_t dim, const View& index, const View& src) override {
+    OpGuard g(dst.data);
+    launch_scatter_add(dst, dim, index, src);
+  }
+  void random(RandomKind kind, const View& dst, uint64_t seed, uint64_t counter, double a,
+              double b) override {
+    OpGuard g(dst.data);
+    launch_random(kind, dst, seed, counter, a, b);
+  }
+  void optimizer_step(const OptimizerStep& step, std::span<const View> params,
+                      std::span<const View> grads, std::span<const View> state1,
+                      std::span<const View> state2, std::span<const View> state3) override {
+    if (params.empty()) return;
+    OpGuard g(params[0].data);
+    launch_optimizer_step(step, params, grads, state1, state2, state3);
+  }
+  void synchronize(int index) override { cuda::synchronize(index); }
 };
 
 }  // namespace
@@ -152,11 +139,5 @@ Backend* cuda_backend() {
   static CudaBackend backend;
   return &backend;
 }
-
-namespace cuda {
-bool is_built() {
-  return true;
-}
-}  // namespace cuda
 
 }  // namespace ember

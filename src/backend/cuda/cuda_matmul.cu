@@ -1,0 +1,164 @@
+// backend/cuda/cuda_matmul.cu: batched matrix multiply. float32 / float64 through cuBLAS strided
+// batched GEMM at full precision (no TF32), reading transposed strided layouts directly and
+// packing other layouts first; integer and bool dtypes through a plain kernel, as on the CPU.
+#include <cublas_v2.h>
+
+#include <array>
+#include <climits>
+#include <mutex>
+#include <optional>
+
+#include "backend/cuda/cuda_kernels.h"
+#include "backend/cuda/cuda_loops.cuh"
+
+namespace ember::cuda_detail {
+
+namespace {
+
+void check_cublas(cublasStatus_t status, const char* op) {
+  if (status == CUBLAS_STATUS_SUCCESS) return;
+  if (status == CUBLAS_STATUS_ALLOC_FAILED)
+    EMBER_THROW(OutOfMemory, "[", op, "] cuBLAS could not allocate its workspace (",
+                cublasGetStatusName(status), ")");
+  EMBER_THROW(Cuda, "[", op, "] cuBLAS error ", cublasGetStatusName(status), ": ",
+              cublasGetStatusString(status));
+}
+
+// One handle per device, created on first use and kept for the program's life.
+cublasHandle_t handle_for(int device) {
+  static std::array<cublasHandle_t, 64> handles{};
+  static std::mutex mutex;
+  EMBER_CHECK_KIND(Device, device >= 0 && device < 64, "[matmul] device index ", device,
+                   " out of range");
+  std::lock_guard<std::mutex> lock(mutex);
+  if (!handles[device]) {
+    check_cublas(cublasCreate(&handles[device]), "cublasCreate");
+    // Full float32 precision: no TF32 tensor-core rounding unless asked for.
+    check_cublas(cublasSetMathMode(handles[device], CUBLAS_DEFAULT_MATH), "cublasSetMathMode");
+  }
+  return handles[device];
+}
+
+// How cuBLAS reads a row-major (rows, cols) matrix with strides (rs, cs): computing C^T = B^T A^T
+// in column-major terms, a matrix with unit column stride is used as is (N) with leading
+// dimension rs, one with unit row stride transposed (T) with leading dimension cs.
+struct Layout {
+  cublasOperation_t op;
+  int64_t ld;
+};
+
+std::optional<Layout> layout(int64_t rows, int64_t cols, int64_t rs, int64_t cs) {
+  if (cols == 1 || cs == 1) {
+    int64_t ld = rows == 1 ? std::max<int64_t>(cols, 1) : rs;
+    if (ld >= std::max<int64_t>(cols, 1)) return Layout{CUBLAS_OP_N, ld};
+  }
+  if (rows == 1 || rs == 1) {
+    int64_t ld = cols == 1 ? std::max<int64_t>(rows, 1) : cs;
+    if (ld >= std::max<int64_t>(rows, 1)) return Layout{CUBLAS_OP_T, ld};
+  }
+  return std::nullopt;
+}
+
+template <class T>
+__global__ void matmul_small(T* c, const T* a, const T* b, int64_t B, int64_t M, int64_t N,
+                             int64_t K, int64_t as0, int64_t as1, int64_t as2, int64_t bs0,
+                             int64_t bs1, int64_t bs2) {
+  int64_t total = B * M * N;
+  int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t idx = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; idx < total;
+       idx += stride) {
+    int64_t j = idx % N, m = (idx / N) % M, i = idx / (N * M);
+    const T* arow = a + i * as0 + m * as1;
+    const T* bcol = b + i * bs0 + j * bs2;
+    T acc = 0;
+    for (int64_t k = 0; k < K; ++k) {
+      if constexpr (std::is_same_v<T, bool>)
+        acc = acc || (arow[k * as2] && bcol[k * bs1]);
+      else
+        acc = static_cast<T>(acc + arow[k * as2] * bcol[k * bs1]);
+    }
+    c[idx] = acc;
+  }
+}
+
+bool fits_int(int64_t v) {
+  return v <= INT_MAX;
+}
+
+template <class T>
+void gemm(cublasHandle_t h, Layout la, Layout lb, int64_t M, int64_t N, int64_t K, const T* a,
+          int64_t sa, const T* b, int64_t sb, T* c, int64_t B) {
+  const T one = 1, zero = 0;
+  auto m = static_cast<int>(N), n = static_cast<int>(M), k = static_cast<int>(K);
+  if constexpr (std::is_same_v<T, float>)
+    check_cublas(cublasSgemmStridedBatched(h, lb.op, la.op, m, n, k, &one, b,
+                                           static_cast<int>(lb.ld), sb, a, static_cast<int>(la.ld),
+                                           sa, &zero, c, m, M * N, static_cast<int>(B)),
+                 "matmul (cublasSgemmStridedBatched)");
+  else
+    check_cublas(cublasDgemmStridedBatched(h, lb.op, la.op, m, n, k, &one, b,
+                                           static_cast<int>(lb.ld), sb, a, static_cast<int>(la.ld),
+                                           sa, &zero, c, m, M * N, static_cast<int>(B)),
+                 "matmul (cublasDgemmStridedBatched)");
+}
+
+// Copies a strided (B, rows, cols) operand into dense scratch memory; returns its view.
+View pack(const View& v, Scratch& buf, std::array<int64_t, 3>& strides) {
+  strides = {v.sizes[1] * v.sizes[2], v.sizes[2], 1};
+  View dense{buf.get(), v.sizes, strides, v.dtype};
+  launch_copy(dense, v);
+  return dense;
+}
+
+template <class T>
+void matmul_float(const View& dst, const View& a, const View& b) {
+  int64_t B = dst.sizes[0], M = dst.sizes[1], N = dst.sizes[2], K = a.sizes[2];
+  if (B == 0 || M == 0 || N == 0) return;
+  cudaStream_t stream = current_stream();
+  if (K == 0) {
+    EMBER_CUDA_CHECK(cudaMemsetAsync(dst.data, 0, sizeof(T) * B * M * N, stream), "matmul");
+    return;
+  }
+  EMBER_CHECK_KIND(Value, fits_int(M) && fits_int(N) && fits_int(K) && fits_int(B),
+                   "[matmul] cuda: matrix dims and batch must each be below 2^31, got (", B, ", ",
+                   M, ", ", K, ") x (", K, ", ", N, ")");
+  auto la = layout(M, K, a.strides[1], a.strides[2]);
+  auto lb = layout(K, N, b.strides[1], b.strides[2]);
+  std::optional<Scratch> buf_a, buf_b;
+  std::array<int64_t, 3> sa{}, sb{};
+  View va = a, vb = b;
+  if (!la || !fits_int(la->ld)) {
+    buf_a.emplace(sizeof(T) * B * M * K);
+    va = pack(a, *buf_a, sa);
+    la = Layout{CUBLAS_OP_N, K};
+  }
+  if (!lb || !fits_int(lb->ld)) {
+    buf_b.emplace(sizeof(T) * B * K * N);
+    vb = pack(b, *buf_b, sb);
+    lb = Layout{CUBLAS_OP_N, N};
+  }
+  cublasHandle_t h = handle_for(current_device());
+  check_cublas(cublasSetStream(h, stream), "cublasSetStream");
+  gemm<T>(h, *la, *lb, M, N, K, static_cast<const T*>(va.data), va.strides[0],
+          static_cast<const T*>(vb.data), vb.strides[0], static_cast<T*>(dst.data), B);
+}
+
+}  // namespace
+
+void launch_matmul(const View& dst, const View& a, const View& b) {
+  visit_dtype(dst.dtype, [&]<class T>() {
+    if constexpr (std::is_floating_point_v<T>) {
+      matmul_float<T>(dst, a, b);
+    } else {
+      int64_t B = dst.sizes[0], M = dst.sizes[1], N = dst.sizes[2], K = a.sizes[2];
+      if (B * M * N == 0) return;
+      matmul_small<T><<<blocks_for(B * M * N), kThreads, 0, current_stream()>>>(
+          static_cast<T*>(dst.data), static_cast<const T*>(a.data), static_cast<const T*>(b.data),
+          B, M, N, K, a.strides[0], a.strides[1], a.strides[2], b.strides[0], b.strides[1],
+          b.strides[2]);
+      EMBER_CUDA_CHECK_LAUNCH("matmul kernel (integer)");
+    }
+  });
+}
+
+}  // namespace ember::cuda_detail

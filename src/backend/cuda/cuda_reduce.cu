@@ -1,0 +1,333 @@
+// backend/cuda/cuda_reduce.cu: sum, prod, max, min, argmax and argmin over any set of dims.
+// Deterministic: every thread reduces a fixed set of elements and blocks combine in a fixed tree
+// order, so results never vary between runs. Small reductions use one thread per output; large
+// ones one block per output, split into chunks (then merged in order) when there are few outputs.
+// Floating sums and products accumulate in float64, as on the CPU.
+#include <limits>
+
+#include "backend/cuda/cuda_kernels.h"
+#include "backend/cuda/cuda_loops.cuh"
+#include "ops/scalar_math.h"
+
+namespace ember::cuda_detail {
+
+namespace {
+
+// One group of dims (kept or reduced), merged where contiguous; strides in elements.
+struct DimGroup {
+  int ndim = 0;
+  int64_t sizes[kMaxDims];
+  int64_t strides[kMaxDims];
+  int64_t numel = 1;
+
+  void push(int64_t size, int64_t stride) {
+    numel *= size;
+    if (size == 1) return;
+    if (ndim > 0 && strides[ndim - 1] == stride * size) {
+      sizes[ndim - 1] *= size;
+      strides[ndim - 1] = stride;
+      return;
+    }
+    sizes[ndim] = size;
+    strides[ndim] = stride;
+    ++ndim;
+  }
+  __device__ int64_t offset(int64_t i) const {
+    int64_t off = 0;
+    for (int d = ndim - 1; d > 0; --d) {
+      int64_t q = i / sizes[d];
+      off += (i - q * sizes[d]) * strides[d];
+      i = q;
+    }
+    return ndim > 0 ? off + i * strides[0] : off;
+  }
+};
+
+template <class T>
+__device__ bool is_nan(T v) {
+  if constexpr (std::is_floating_point_v<T>)
+    return v != v;
+  else
+    return false;
+}
+
+template <ReduceOp op, class T>
+struct Reducer {
+  using Acc = std::conditional_t<
+      (op == ReduceOp::Sum || op == ReduceOp::Prod) && std::is_floating_point_v<T>, double, T>;
+  __device__ static Acc identity() {
+    if constexpr (op == ReduceOp::Sum)
+      return Acc(0);
+    else if constexpr (op == ReduceOp::Prod)
+      return Acc(1);
+    else if constexpr (op == ReduceOp::Max)
+      return std::is_floating_point_v<T> ? -std::numeric_limits<T>::infinity()
+                                         : std::numeric_limits<T>::lowest();
+    else
+      return std::is_floating_point_v<T> ? std::numeric_limits<T>::infinity()
+                                         : std::numeric_limits<T>::max();
+  }
+  __device__ static Acc step(Acc acc, T v) {
+    if constexpr (op == ReduceOp::Sum) {
+      if constexpr (std::is_same_v<T, bool>)
+        return acc || v;
+      else if constexpr (std::is_integral_v<T>)
+        return math::wrap_add(acc, v);
+      else
+        return acc + v;
+    } else if constexpr (op == ReduceOp::Prod) {
+      if constexpr (std::is_same_v<T, bool>)
+        return acc && v;
+      else if constexpr (std::is_integral_v<T>)
+        return math::wrap_mul(acc, v);
+      else
+        return acc * v;
+    } else if constexpr (op == ReduceOp::Max) {
+      return (is_nan(acc) || v > acc || is_nan(v)) ? (is_nan(acc) ? acc : v) : acc;
+    } else {
+      return (is_nan(acc) || v < acc || is_nan(v)) ? (is_nan(acc) ? acc : v) : acc;
+    }
+  }
+  __device__ static Acc merge(Acc a, Acc b) {
+    if constexpr (std::is_floating_point_v<T> && op == ReduceOp::Sum)
+      return a + b;
+    else if constexpr (std::is_floating_point_v<T> && op == ReduceOp::Prod)
+      return a * b;
+    else
+      return step(a, static_cast<T>(b));
+  }
+};
+
+// Tree reduction of one value per thread (blockDim.x == kThreads); the result is in thread 0.
+template <class Acc, class Merge>
+__device__ Acc block_reduce(Acc v, Acc* shared, Merge merge) {
+  shared[threadIdx.x] = v;
+  __syncthreads();
+  for (int s = kThreads / 2; s > 0; s >>= 1) {
+    if (static_cast<int>(threadIdx.x) < s)
+      shared[threadIdx.x] = merge(shared[threadIdx.x], shared[threadIdx.x + s]);
+    __syncthreads();
+  }
+  Acc r = shared[0];
+  __syncthreads();  // the buffer is reused by the next output
+  return r;
+}
+
+template <ReduceOp op, class T>
+__global__ void reduce_per_thread(const T* x, T* y, DimGroup kept, DimGroup red, DimGroup out,
+                                  int64_t n_out, int64_t n_red) {
+  using R = Reducer<op, T>;
+  int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t o = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; o < n_out;
+       o += stride) {
+    const T* base = x + kept.offset(o);
+    auto acc = R::identity();
+    for (int64_t r = 0; r < n_red; ++r) acc = R::step(acc, base[red.offset(r)]);
+    y[out.offset(o)] = static_cast<T>(acc);
+  }
+}
+
+// Block (o, c) reduces elements [c * chunk, (c + 1) * chunk) of output o; with one chunk it
+// writes y, else partial[o * gridDim.y + c].
+template <ReduceOp op, class T>
+__global__ void reduce_per_block(const T* x, T* y, typename Reducer<op, T>::Acc* partial,
+                                 DimGroup kept, DimGroup red, DimGroup out, int64_t n_out,
+                                 int64_t n_red, int64_t chunk) {
+  using R = Reducer<op, T>;
+  using Acc = typename R::Acc;
+  __shared__ Acc shared[kThreads];
+  int64_t begin = blockIdx.y * chunk, end = min(n_red, begin + chunk);
+  for (int64_t o = blockIdx.x; o < n_out; o += gridDim.x) {
+    const T* base = x + kept.offset(o);
+    Acc acc = R::identity();
+    for (int64_t r = begin + threadIdx.x; r < end; r += blockDim.x)
+      acc = R::step(acc, base[red.offset(r)]);
+    acc = block_reduce(acc, shared, [](Acc a, Acc b) { return R::merge(a, b); });
+    if (threadIdx.x == 0) {
+      if (gridDim.y == 1)
+        y[out.offset(o)] = static_cast<T>(acc);
+      else
+        partial[o * gridDim.y + blockIdx.y] = acc;
+    }
+  }
+}
+
+template <ReduceOp op, class T>
+__global__ void reduce_merge_chunks(T* y, const typename Reducer<op, T>::Acc* partial, DimGroup out,
+                                    int64_t n_out, int64_t nchunks) {
+  using R = Reducer<op, T>;
+  int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t o = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; o < n_out;
+       o += stride) {
+    auto acc = partial[o * nchunks];
+    for (int64_t c = 1; c < nchunks; ++c) acc = R::merge(acc, partial[o * nchunks + c]);
+    y[out.offset(o)] = static_cast<T>(acc);
+  }
+}
+
+// The first index of the extreme value, NaN counting as the extreme: whether (v, i) beats (b, j).
+template <bool is_max, class T>
+__device__ bool beats(T v, int64_t i, T b, int64_t j) {
+  bool vn = is_nan(v), bn = is_nan(b);
+  if (vn || bn) return vn && bn ? i < j : vn;
+  if (v == b) return i < j;
+  return is_max ? v > b : v < b;
+}
+
+template <class T>
+struct ValueIndex {
+  T value;
+  int64_t index;
+};
+
+template <bool is_max, class T>
+__global__ void arg_reduce_per_thread(const T* x, int64_t* y, DimGroup kept, DimGroup out,
+                                      int64_t n_out, int64_t len, int64_t s) {
+  int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t o = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; o < n_out;
+       o += stride) {
+    const T* row = x + kept.offset(o);
+    int64_t best = 0;
+    T bv = row[0];
+    for (int64_t i = 1; i < len; ++i)
+      if (beats<is_max>(row[i * s], i, bv, best)) {
+        bv = row[i * s];
+        best = i;
+      }
+    y[out.offset(o)] = best;
+  }
+}
+
+template <bool is_max, class T>
+__global__ void arg_reduce_per_block(const T* x, int64_t* y, DimGroup kept, DimGroup out,
+                                     int64_t n_out, int64_t len, int64_t s) {
+  __shared__ T values[kThreads];
+  __shared__ int64_t indices[kThreads];
+  for (int64_t o = blockIdx.x; o < n_out; o += gridDim.x) {
+    const T* row = x + kept.offset(o);
+    int64_t best = 0;
+    T bv = row[0];
+    for (int64_t i = threadIdx.x; i < len; i += blockDim.x)
+      if (beats<is_max>(row[i * s], i, bv, best)) {
+        bv = row[i * s];
+        best = i;
+      }
+    values[threadIdx.x] = bv;
+    indices[threadIdx.x] = best;
+    __syncthreads();
+    for (int k = kThreads / 2; k > 0; k >>= 1) {
+      int t = threadIdx.x;
+      if (t < k && beats<is_max>(values[t + k], indices[t + k], values[t], indices[t])) {
+        values[t] = values[t + k];
+        indices[t] = indices[t + k];
+      }
+      __syncthreads();
+    }
+    if (threadIdx.x == 0) y[out.offset(o)] = indices[0];
+    __syncthreads();
+  }
+}
+
+constexpr int64_t kPerThreadLimit = 128;  // reductions this short run one thread per output
+constexpr int64_t kChunk = 32768;         // elements per block when one output is split
+
+template <ReduceOp op, class T>
+void reduce_typed(const View& dst, const View& src, uint64_t mask) {
+  using Acc = typename Reducer<op, T>::Acc;
+  DimGroup kept, red, out;
+  int nd = static_cast<int>(src.sizes.size());
+  EMBER_CHECK_KIND(Shape, nd <= kMaxDims, "[cuda reduce] more than ", kMaxDims, " dims");
+  for (int d = 0; d < nd; ++d) {
+    if (mask >> d & 1) {
+      red.push(src.sizes[d], src.strides[d]);
+    } else {
+      kept.push(src.sizes[d], src.strides[d]);
+      out.push(dst.sizes[d], dst.strides[d]);
+    }
+  }
+  int64_t n_out = kept.numel, n_red = red.numel;
+  if (n_out == 0) return;
+  const T* x = static_cast<const T*>(src.data);
+  T* y = static_cast<T*>(dst.data);
+  cudaStream_t stream = current_stream();
+  if (n_red <= kPerThreadLimit) {
+    reduce_per_thread<op, T>
+        <<<blocks_for(n_out), kThreads, 0, stream>>>(x, y, kept, red, out, n_out, n_red);
+    EMBER_CUDA_CHECK_LAUNCH("reduce kernel");
+    return;
+  }
+  int64_t nchunks = 1;
+  if (n_out < 512 && n_red >= 2 * kChunk)
+    nchunks = std::min<int64_t>((n_red + kChunk - 1) / kChunk, std::max<int64_t>(1, 2048 / n_out));
+  int64_t chunk = (n_red + nchunks - 1) / nchunks;
+  nchunks = (n_red + chunk - 1) / chunk;
+  dim3 grid(static_cast<unsigned>(std::min<int64_t>(n_out, 65536)), static_cast<unsigned>(nchunks));
+  if (nchunks == 1) {
+    reduce_per_block<op, T>
+        <<<grid, kThreads, 0, stream>>>(x, y, nullptr, kept, red, out, n_out, n_red, chunk);
+    EMBER_CUDA_CHECK_LAUNCH("reduce kernel");
+    return;
+  }
+  Scratch partial(sizeof(Acc) * n_out * nchunks);
+  Acc* p = static_cast<Acc*>(partial.get());
+  reduce_per_block<op, T>
+      <<<grid, kThreads, 0, stream>>>(x, y, p, kept, red, out, n_out, n_red, chunk);
+  EMBER_CUDA_CHECK_LAUNCH("reduce kernel");
+  reduce_merge_chunks<op, T><<<blocks_for(n_out), kThreads, 0, stream>>>(y, p, out, n_out, nchunks);
+  EMBER_CUDA_CHECK_LAUNCH("reduce merge kernel");
+}
+
+template <bool is_max, class T>
+void arg_reduce_typed(const View& dst, const View& src, uint64_t mask) {
+  DimGroup kept, out;
+  int64_t len = 1, s = 1;
+  int nd = static_cast<int>(src.sizes.size());
+  EMBER_CHECK_KIND(Shape, nd <= kMaxDims, "[cuda reduce] more than ", kMaxDims, " dims");
+  for (int d = 0; d < nd; ++d) {
+    if (mask >> d & 1) {
+      len = src.sizes[d];
+      s = src.strides[d];
+    } else {
+      kept.push(src.sizes[d], src.strides[d]);
+      out.push(dst.sizes[d], dst.strides[d]);
+    }
+  }
+  int64_t n_out = kept.numel;
+  EMBER_CHECK_KIND(Shape, n_out == 0 || len > 0,
+                   "[cuda argmax/argmin] cannot reduce over an empty dim");
+  if (n_out == 0) return;
+  const T* x = static_cast<const T*>(src.data);
+  int64_t* y = static_cast<int64_t*>(dst.data);
+  cudaStream_t stream = current_stream();
+  if (len <= kPerThreadLimit)
+    arg_reduce_per_thread<is_max, T>
+        <<<blocks_for(n_out), kThreads, 0, stream>>>(x, y, kept, out, n_out, len, s);
+  else
+    arg_reduce_per_block<is_max, T>
+        <<<static_cast<unsigned>(std::min<int64_t>(n_out, 65536)), kThreads, 0, stream>>>(
+            x, y, kept, out, n_out, len, s);
+  EMBER_CUDA_CHECK_LAUNCH("argmax/argmin kernel");
+}
+
+}  // namespace
+
+void launch_reduce(ReduceOp op, const View& dst, const View& src, uint64_t mask) {
+  visit_dtype(src.dtype, [&]<class T>() {
+    switch (op) {
+      case ReduceOp::Sum:
+        return reduce_typed<ReduceOp::Sum, T>(dst, src, mask);
+      case ReduceOp::Prod:
+        return reduce_typed<ReduceOp::Prod, T>(dst, src, mask);
+      case ReduceOp::Max:
+        return reduce_typed<ReduceOp::Max, T>(dst, src, mask);
+      case ReduceOp::Min:
+        return reduce_typed<ReduceOp::Min, T>(dst, src, mask);
+      case ReduceOp::ArgMax:
+        return arg_reduce_typed<true, T>(dst, src, mask);
+      case ReduceOp::ArgMin:
+        return arg_reduce_typed<false, T>(dst, src, mask);
+    }
+  });
+}
+
+}  // namespace ember::cuda_detail

@@ -1,0 +1,490 @@
+// tools/gpu_smoke/gpu_smoke.cpp: runs every CUDA backend entry (copies, fills, element-wise ops,
+// reductions, matmul, softmax, convolution, index ops, random numbers, optimizer steps, autograd,
+// the allocator, streams and events) on cuda:0 and compares with the CPU on the same inputs.
+// Prints PASS / FAIL per check and exits 1 on any failure, 77 without a GPU. With --bench it
+// prints the milliseconds of a few large ops instead (scripts/gpu-check.sh compares with PyTorch).
+// With --fake it registers CPU code as the "cuda" backend and skips the runtime checks: a run on
+// any machine that tests this program itself, not the kernels.
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "backend/cpu/cpu_backend.h"
+#include "ember/ember.h"
+
+using namespace ember;
+namespace F = ember::nn::functional;
+
+namespace {
+
+int failures = 0, passes = 0;
+bool fake = false;
+
+class FakeCuda : public CpuBackend {
+ public:
+  int device_count() override { return 1; }
+  std::string device_name(int) override { return "fake GPU (CPU code)"; }
+};
+const Device kGpu("cuda:0");
+
+TensorOptions gpu(DType dtype = kFloat32) {
+  return TensorOptions{.dtype = dtype, .device = kGpu};
+}
+
+// x > v elementwise.
+Tensor above(const Tensor& x, double v) {
+  return x.gt(full_like(x, v));
+}
+
+std::vector<double> values(const Tensor& t) {
+  return t.cpu().to(kFloat64).contiguous().to_vector<double>();
+}
+
+void report(const std::string& name, bool ok, const std::string& detail = "") {
+  (ok ? passes : failures)++;
+  std::printf("%s %s%s%s\n", ok ? "PASS" : "FAIL", name.c_str(), detail.empty() ? "" : ": ",
+              detail.c_str());
+}
+
+// actual (any device) against expected (CPU): same shape, values within atol + rtol * |e|.
+void check(const std::string& name, const Tensor& actual, const Tensor& expected,
+           double rtol = 1e-5, double atol = 1e-6) {
+  if (actual.sizes() != expected.sizes()) {
+    report(name, false,
+           "shape " + shape_str(actual.sizes()) + " vs " + shape_str(expected.sizes()));
+    return;
+  }
+  if (actual.dtype() != expected.dtype()) {
+    report(
+        name, false,
+        std::string("dtype ") + dtype_name(actual.dtype()) + " vs " + dtype_name(expected.dtype()));
+    return;
+  }
+  auto a = values(actual), e = values(expected);
+  double worst = 0;
+  size_t bad = a.size();
+  for (size_t i = 0; i < a.size(); ++i) {
+    bool both_nan = std::isnan(a[i]) && std::isnan(e[i]);
+    bool same_inf = std::isinf(a[i]) && a[i] == e[i];
+    double err = std::fabs(a[i] - e[i]);
+    if (!both_nan && !same_inf && !(err <= atol + rtol * std::fabs(e[i]))) {
+      if (bad == a.size()) bad = i;
+      worst = std::max(worst, std::isnan(err) ? INFINITY : err);
+    }
+  }
+  if (bad == a.size()) {
+    report(name, true);
+  } else {
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "element %zu: %.9g vs expected %.9g (max error %.3g)", bad,
+                  a[bad], e[bad], worst);
+    report(name, false, buf);
+  }
+}
+
+// Runs f; an exception is a failure of `name`.
+void guarded(const std::string& name, const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const std::exception& e) {
+    report(name, false, std::string("threw: ") + e.what());
+  }
+}
+
+void copies() {
+  for (DType t : {kBool, kUInt8, kInt32, kInt64, kFloat32, kFloat64}) {
+    Tensor x = randint(0, 3, {37, 41}, TensorOptions{.dtype = t == kBool ? kInt64 : t});
+    if (t == kBool) x = above(x, 1);
+    std::string n = std::string("copy ") + dtype_name(t);
+    Tensor d = x.to(kGpu);
+    check(n + " round trip", d, x, 0, 0);
+    check(n + " transpose", d.t().contiguous(), x.t().contiguous(), 0, 0);
+    check(n + " slice step 3", d.index({indexing::Slice(1, 30, 3)}).contiguous(),
+          x.index({indexing::Slice(1, 30, 3)}).contiguous(), 0, 0);
+    for (DType to : {kBool, kUInt8, kInt32, kInt64, kFloat32, kFloat64})
+      check(n + " to " + dtype_name(to), d.to(to), x.to(to), 0, 0);
+  }
+  Tensor r = randn({5, 1, 7});
+  check("copy broadcast expand", r.to(kGpu).expand({5, 6, 7}).contiguous(),
+        r.expand({5, 6, 7}).contiguous(), 0, 0);
+  check("copy float->uint8 via int64", (r * 50).abs().to(kGpu).to(kUInt8),
+        (r * 50).abs().to(kUInt8), 0, 0);
+  Tensor big = randn({1 << 22});
+  check("copy 4M floats", big.to(kGpu), big, 0, 0);
+  check("fill full", full({100, 3}, 2.5, gpu(kFloat64)), full({100, 3}, 2.5, {.dtype = kFloat64}),
+        0, 0);
+  Tensor z = zeros({64, 64}, gpu());
+  z.index({indexing::Slice(), 3}).fill_(7);
+  Tensor zc = zeros({64, 64});
+  zc.index({indexing::Slice(), 3}).fill_(7);
+  check("fill strided column", z, zc, 0, 0);
+}
+
+void elementwise() {
+  Tensor x = randn({33, 65}, {.dtype = kFloat64});
+  Tensor pos = x.abs() + 0.1;
+  for (DType t : {kFloat32, kFloat64}) {
+    std::string s = std::string(" ") + dtype_name(t);
+    double tol = t == kFloat32 ? 1e-5 : 1e-12;
+    Tensor xc = x.to(t), xg = x.to(t).to(kGpu), pc = pos.to(t), pg = pos.to(t).to(kGpu);
+    check("neg" + s, neg(xg), neg(xc), tol, tol);
+    check("abs" + s, abs(xg), abs(xc), tol, tol);
+    check("sign" + s, sign(xg), sign(xc), 0, 0);
+    check("exp" + s, exp(xg), exp(xc), tol, tol);
+    check("log" + s, log(pg), log(pc), tol, tol);
+    check("log1p" + s, log1p(pg), log1p(pc), tol, tol);
+    check("sqrt" + s, sqrt(pg), sqrt(pc), tol, tol);
+    check("rsqrt" + s, rsqrt(pg), rsqrt(pc), tol, tol);
+    check("relu" + s, relu(xg), relu(xc), 0, 0);
+    check("leaky_relu" + s, leaky_relu(xg, 0.1), leaky_relu(xc, 0.1), tol, tol);
+    check("sigmoid" + s, sigmoid(xg), sigmoid(xc), tol, tol);
+    check("tanh" + s, tanh(xg), tanh(xc), tol, tol);
+    check("gelu" + s, gelu(xg), gelu(xc), tol, tol);
+    check("gelu tanh" + s, gelu(xg, "tanh"), gelu(xc, "tanh"), tol, tol);
+    check("clamp" + s, clamp(xg, -0.5, 0.5), clamp(xc, -0.5, 0.5), 0, 0);
+    check("pow scalar" + s, pow(pg, 1.7), pow(pc, 1.7), tol, tol);
+    check("logical_not" + s, logical_not(above(xg, 0)), logical_not(above(xc, 0)), 0, 0);
+    Tensor yc = randn({65}, {.dtype = t}), yg = yc.to(kGpu);
+    check("add broadcast" + s, add(xg, yg), add(xc, yc), tol, tol);
+    check("sub scalar" + s, xg - 3, xc - 3, tol, tol);
+    check("mul transposed" + s, xg.t() * xg.t(), xc.t() * xc.t(), tol, tol);
+    check("div" + s, div(xg, pg), div(xc, pc), tol, tol);
+    check("pow tensor" + s, pow(pg, xg), pow(pc, xc), tol, tol);
+    check("maximum" + s, maximum(xg, yg), maximum(xc, yc), 0, 0);
+    check("minimum" + s, minimum(xg, yg), minimum(xc, yc), 0, 0);
+    check("eq/ne/lt/le/gt/ge" + s,
+          stack({eq(xg, xg), ne(xg, yg), lt(xg, yg), le(xg, yg), gt(xg, yg), ge(xg, yg)}),
+          stack({eq(xc, xc), ne(xc, yc), lt(xc, yc), le(xc, yc), gt(xc, yc), ge(xc, yc)}), 0, 0);
+    check("where" + s, where(above(xg, 0), xg, yg), where(above(xc, 0), xc, yc), 0, 0);
+  }
+  for (DType t : {kUInt8, kInt32, kInt64}) {
+    Tensor a = randint(0, 100, {17, 19}, {.dtype = t}), b = randint(1, 7, {19}, {.dtype = t});
+    Tensor ag = a.to(kGpu), bg = b.to(kGpu);
+    std::string s = std::string(" ") + dtype_name(t);
+    check("int add/sub/mul" + s, stack({ag + bg, ag - bg, ag * bg}), stack({a + b, a - b, a * b}),
+          0, 0);
+    check("int pow" + s, pow(ag, bg), pow(a, b), 0, 0);
+    check("int abs/neg/relu/sign" + s, stack({abs(ag), neg(ag), relu(ag), sign(ag)}),
+          stack({abs(a), neg(a), relu(a), sign(a)}), 0, 0);
+    check("int clamp" + s, clamp(ag, 10, 50), clamp(a, 10, 50), 0, 0);
+    check("int logical" + s, stack({logical_and(ag, bg), logical_or(ag, bg), logical_xor(ag, bg)}),
+          stack({logical_and(a, b), logical_or(a, b), logical_xor(a, b)}), 0, 0);
+    check("int div is float" + s, ag / bg, a / b, 1e-6, 1e-6);
+  }
+  Tensor big = randn({1 << 20});
+  Tensor bg = big.to(kGpu);
+  check("vectorized add 1M", bg + bg * 2, big + big * 2, 1e-6, 1e-6);
+  Tensor off =
+      bg.index({indexing::Slice(1, std::nullopt)});  // misaligned start: the strided kernel
+  check("misaligned add", off + off, big.index({indexing::Slice(1, std::nullopt)}) * 2, 1e-6, 1e-6);
+  Tensor nan = tensor({1.0, NAN, -2.0}).to(kGpu);
+  check("maximum NaN", maximum(nan, zeros({3}, gpu(kFloat64))),
+        maximum(tensor({1.0, NAN, -2.0}), zeros({3}, {.dtype = kFloat64})), 0, 0);
+}
+
+void reductions() {
+  Tensor x = randn({300, 257}, {.dtype = kFloat64});
+  for (DType t : {kFloat32, kFloat64}) {
+    std::string s = std::string(" ") + dtype_name(t);
+    double tol = t == kFloat32 ? 1e-5 : 1e-10;
+    Tensor xc = x.to(t), xg = xc.to(kGpu);
+    check("sum all" + s, sum(xg), sum(xc), tol, tol);
+    check("sum dim 0" + s, sum(xg, {0}), sum(xc, {0}), tol, tol);
+    check("sum dim 1 keepdim" + s, sum(xg, {1}, true), sum(xc, {1}, true), tol, tol);
+    check("sum transposed" + s, sum(xg.t(), {1}), sum(xc.t(), {1}), tol, tol);
+    check("mean" + s, mean(xg, {1}), mean(xc, {1}), tol, tol);
+    check("prod" + s, prod(xg.index({indexing::Slice(0, 8)}) * 0.5 + 1, 0),
+          prod(xc.index({indexing::Slice(0, 8)}) * 0.5 + 1, 0), tol, tol);
+    check("amax/amin" + s, stack({amax(xg, {0}), amin(xg, {0})}),
+          stack({amax(xc, {0}), amin(xc, {0})}), 0, 0);
+    check("max all" + s, max(xg), max(xc), 0, 0);
+    check("argmax/argmin dim 1" + s, stack({argmax(xg, 1), argmin(xg, 1)}),
+          stack({argmax(xc, 1), argmin(xc, 1)}), 0, 0);
+    check("argmax dim 0" + s, argmax(xg, 0), argmax(xc, 0), 0, 0);
+    check("var/std" + s, stack({var(xg, {1}), ember::std(xg, {1})}),
+          stack({var(xc, {1}), ember::std(xc, {1})}), tol, tol);
+    Tensor r3 = randn({6, 50, 70}, {.dtype = t});
+    check("sum dims 0,2" + s, sum(r3.to(kGpu), {0, 2}), sum(r3, {0, 2}), tol, tol);
+  }
+  Tensor big = rand({10000019});
+  check("sum 10M (chunked)", sum(big.to(kGpu)), sum(big), 1e-6, 1e-3);
+  Tensor ints = randint(-1000, 1000, {5000, 3});
+  check("sum int64", sum(ints.to(kGpu), {0}), sum(ints, {0}), 0, 0);
+  Tensor ties = tensor({3.0, 1.0, 3.0, 1.0, 2.0}).to(kGpu);
+  check(
+      "argmax first of ties", stack({argmax(ties), argmin(ties)}),
+      stack({argmax(tensor({3.0, 1.0, 3.0, 1.0, 2.0})), argmin(tensor({3.0, 1.0, 3.0, 1.0, 2.0}))}),
+      0, 0);
+  Tensor withnan = tensor({1.0, NAN, 5.0});
+  check("max NaN propagates", stack({max(withnan.to(kGpu)), argmax(withnan.to(kGpu)).to(kFloat64)}),
+        stack({max(withnan), argmax(withnan).to(kFloat64)}), 0, 0);
+  Tensor longrow = randn({3, 100000});
+  check("argmax long rows", argmax(longrow.to(kGpu), 1), argmax(longrow, 1), 0, 0);
+  Tensor b = above(randint(0, 2, {1000}), 0);
+  check("sum bool", sum(b.to(kGpu)), sum(b), 0, 0);
+}
+
+void linear_algebra() {
+  for (DType t : {kFloat32, kFloat64}) {
+    std::string s = std::string(" ") + dtype_name(t);
+    double tol = t == kFloat32 ? 1e-4 : 1e-10;
+    Tensor a = randn({64, 128}, {.dtype = t}), b = randn({128, 32}, {.dtype = t});
+    Tensor ag = a.to(kGpu), bg = b.to(kGpu);
+    check("mm" + s, mm(ag, bg), mm(a, b), tol, tol);
+    check("mm transposed a" + s, mm(ag.t().contiguous().t(), bg), mm(a, b), tol, tol);
+    check("mm transposed b" + s, mm(ag, bg.t().contiguous().t()), mm(a, b), tol, tol);
+    check("mm strided slice (packed)" + s,
+          mm(ag.index({indexing::Slice(), indexing::Slice(0, 128, 2)}),
+             bg.index({indexing::Slice(0, 64)})),
+          mm(a.index({indexing::Slice(), indexing::Slice(0, 128, 2)}),
+             b.index({indexing::Slice(0, 64)})),
+          tol, tol);
+    Tensor ba = randn({5, 7, 9}, {.dtype = t}), bb = randn({9, 4}, {.dtype = t});
+    check("matmul batched broadcast" + s, matmul(ba.to(kGpu), bb.to(kGpu)), matmul(ba, bb), tol,
+          tol);
+    check("bmm" + s, bmm(ba.to(kGpu), ba.to(kGpu).transpose(1, 2)), bmm(ba, ba.transpose(1, 2)),
+          tol, tol);
+    check(
+        "matvec" + s,
+        matmul(ag, bg.index({indexing::Slice(), 0}).contiguous().index({indexing::Slice(0, 128)})),
+        matmul(a, b.index({indexing::Slice(), 0}).contiguous()), tol, tol);
+    check("mm K=0" + s, mm(zeros({3, 0}, gpu(t)), zeros({0, 4}, gpu(t))),
+          zeros({3, 4}, {.dtype = t}), 0, 0);
+  }
+  Tensor ia = randint(-5, 5, {6, 7}), ib = randint(-5, 5, {7, 3});
+  check("mm int64", mm(ia.to(kGpu), ib.to(kGpu)), mm(ia, ib), 0, 0);
+  Tensor big_a = randn({1024, 1024}), big_b = randn({1024, 1024});
+  check("mm 1024 float32 full precision", mm(big_a.to(kGpu), big_b.to(kGpu)), mm(big_a, big_b),
+        1e-4, 1e-3);
+}
+
+void softmax_conv_index() {
+  for (DType t : {kFloat32, kFloat64}) {
+    std::string s = std::string(" ") + dtype_name(t);
+    double tol = t == kFloat32 ? 1e-5 : 1e-12;
+    Tensor x = randn({37, 300}, {.dtype = t}) * 5;
+    Tensor xg = x.to(kGpu);
+    check("softmax last dim" + s, softmax(xg, 1), softmax(x, 1), tol, 1e-7);
+    check("log_softmax last dim" + s, log_softmax(xg, 1), log_softmax(x, 1), tol, tol);
+    check("softmax dim 0" + s, softmax(xg, 0), softmax(x, 0), tol, 1e-7);
+    check("log_softmax short rows" + s,
+          log_softmax(xg.index({indexing::Slice(), indexing::Slice(0, 10)}).contiguous(), 1),
+          log_softmax(x.index({indexing::Slice(), indexing::Slice(0, 10)}).contiguous(), 1), tol,
+          tol);
+    Tensor inf = tensor({-INFINITY, 0.0, 1.0}, {.dtype = t});
+    check("softmax -inf" + s, softmax(inf.to(kGpu), 0), softmax(inf, 0), tol, 1e-7);
+    Tensor target = randint(0, 300, {37});
+    check("cross_entropy" + s, F::cross_entropy(xg, target.to(kGpu)), F::cross_entropy(x, target),
+          tol, tol);
+    Tensor img = randn({2, 3, 11, 13}, {.dtype = t}), w = randn({4, 3, 3, 3}, {.dtype = t});
+    Tensor bias = randn({4}, {.dtype = t});
+    F::Conv2dFuncOptions opt{.stride = 2, .padding = 1, .dilation = 1};
+    check("conv2d" + s, F::conv2d(img.to(kGpu), w.to(kGpu), bias.to(kGpu), opt),
+          F::conv2d(img, w, bias, opt), tol * 10, tol * 10);
+    guarded("conv2d backward" + s, [&] {
+      Tensor ic = img.clone().requires_grad_(), ig = img.to(kGpu).requires_grad_();
+      Tensor wc = w.clone().requires_grad_(), wg = w.to(kGpu).requires_grad_();
+      F::conv2d(ic, wc, Tensor(), opt).sum().backward();
+      F::conv2d(ig, wg, Tensor(), opt).sum().backward();
+      check("conv2d grad input (col2im)" + s, ig.grad(), ic.grad(), tol * 10, tol * 10);
+      check("conv2d grad weight" + s, wg.grad(), wc.grad(), tol * 10, tol * 10);
+    });
+    check("max_pool2d" + s, F::max_pool2d(img.to(kGpu), 2), F::max_pool2d(img, 2), 0, 0);
+  }
+  Tensor src = randn({10, 6});
+  Tensor idx = from_vector(std::vector<int64_t>{3, 0, 9, 3});
+  check("index_select dim 0", index_select(src.to(kGpu), 0, idx.to(kGpu)),
+        index_select(src, 0, idx), 0, 0);
+  check("index_select dim 1",
+        index_select(src.to(kGpu), 1, idx.index({indexing::Slice(0, 2)}).to(kGpu)),
+        index_select(src, 1, idx.index({indexing::Slice(0, 2)})), 0, 0);
+  Tensor gidx = randint(0, 6, {10, 4});
+  check("gather", gather(src.to(kGpu), 1, gidx.to(kGpu)), gather(src, 1, gidx), 0, 0);
+  Tensor sidx = randint(0, 10, {40, 6});
+  Tensor upd = randn({40, 6});
+  check("scatter_add repeated indices",
+        scatter_add(zeros({10, 6}, gpu()), 0, sidx.to(kGpu), upd.to(kGpu)),
+        scatter_add(zeros({10, 6}), 0, sidx, upd), 1e-5, 1e-5);
+  Tensor iupd = randint(0, 9, {40, 6}, {.dtype = kUInt8});
+  check("scatter_add uint8",
+        scatter_add(zeros({10, 6}, gpu(kUInt8)), 0, sidx.to(kGpu), iupd.to(kGpu)),
+        scatter_add(zeros({10, 6}, {.dtype = kUInt8}), 0, sidx, iupd), 0, 0);
+  Tensor emb = randn({50, 8});
+  Tensor tok = randint(0, 50, {4, 5});
+  check("embedding", F::embedding(tok.to(kGpu), emb.to(kGpu)), F::embedding(tok, emb), 0, 0);
+}
+
+void random_numbers() {
+  for (DType t : {kFloat32, kFloat64}) {
+    std::string s = std::string(" ") + dtype_name(t);
+    Generator gc(1234), gg(1234);
+    Tensor a = rand({1001}, {.dtype = t}, &gc), b = rand({1001}, gpu(t), &gg);
+    check("rand equals CPU stream" + s, b, a, 0, 0);
+    Tensor n1 = randn({1001}, {.dtype = t}, &gc), n2 = randn({1001}, gpu(t), &gg);
+    check("randn matches CPU stream" + s, n2, n1, 1e-5, 1e-6);
+  }
+  Generator gc(99), gg(99);
+  check("randint equals CPU stream", randint(-7, 1000, {777}, gpu(kInt32), &gg),
+        randint(-7, 1000, {777}, {.dtype = kInt32}, &gc), 0, 0);
+  Tensor big = randn({1 << 20}, gpu());
+  double m = mean(big).item<double>(), sd = ember::std(big).item<double>();
+  report("randn moments", std::fabs(m) < 0.01 && std::fabs(sd - 1) < 0.01,
+         "mean " + std::to_string(m) + " std " + std::to_string(sd));
+}
+
+void optimizers() {
+  auto run = [](const std::string& name, auto make) {
+    guarded(name, [&] {
+      std::vector<Tensor> pc, pg;
+      for (int64_t n : {7, 300, 4096, 1}) {
+        Tensor p = randn({n});
+        pc.push_back(p.clone().requires_grad_());
+        pg.push_back(p.to(kGpu).requires_grad_());
+      }
+      for (int i = 0; i < 40; ++i) pc.push_back(randn({3}).requires_grad_());  // > 32 params
+      for (size_t i = 4; i < pc.size(); ++i) pg.push_back(pc[i].detach().to(kGpu).requires_grad_());
+      auto oc = make(pc), og = make(pg);
+      for (int step = 0; step < 3; ++step) {
+        oc.zero_grad();
+        og.zero_grad();
+        Tensor lc = zeros({}), lg = zeros({}, gpu());
+        for (size_t i = 0; i < pc.size(); ++i) {
+          lc = lc + (pc[i] * pc[i]).sum() * (1.0 + i % 3);
+          lg = lg + (pg[i] * pg[i]).sum() * (1.0 + i % 3);
+        }
+        lc.backward();
+        lg.backward();
+        oc.step();
+        og.step();
+      }
+      for (size_t i = 0; i < pc.size(); i += 11)
+        check(name + " param " + std::to_string(i), pg[i], pc[i].detach(), 1e-5, 1e-6);
+    });
+  };
+  run("SGD momentum nesterov", [](std::vector<Tensor> p) {
+    return optim::SGD(p, {.lr = 0.1, .momentum = 0.9, .weight_decay = 0.01, .nesterov = true});
+  });
+  run("Adam amsgrad", [](std::vector<Tensor> p) {
+    return optim::Adam(p, {.lr = 0.01, .weight_decay = 0.1, .amsgrad = true});
+  });
+  run("AdamW", [](std::vector<Tensor> p) { return optim::AdamW(p, {.lr = 0.01}); });
+}
+
+void runtime();
+
+void training_and_runtime() {
+  guarded("mlp gradients", [] {
+    manual_seed(0);
+    nn::Sequential net_cpu(nn::Linear(20, 64), nn::ReLU(), nn::Linear(64, 5));
+    Tensor x = randn({32, 20});
+    Tensor y = randint(0, 5, {32});
+    F::cross_entropy(net_cpu->forward(x), y).backward();
+    std::vector<Tensor> gcpu;
+    for (const Tensor& p : net_cpu->parameters()) gcpu.push_back(p.grad().clone());
+    net_cpu->zero_grad();
+    net_cpu->to(kGpu);
+    F::cross_entropy(net_cpu->forward(x.to(kGpu)), y.to(kGpu)).backward();
+    auto params = net_cpu->parameters();
+    for (size_t i = 0; i < params.size(); ++i)
+      check("mlp grad " + std::to_string(i), params[i].grad(), gcpu[i], 1e-4, 1e-6);
+  });
+  if (!fake) runtime();
+}
+
+void runtime() {
+  guarded("allocator", [] {
+    cuda::synchronize();
+    size_t before = cuda::memory_allocated();
+    {
+      Tensor t = empty({1 << 20}, gpu());
+      report("memory_allocated grows by the tensor",
+             cuda::memory_allocated() == before + (4u << 20));
+    }
+    report("memory_allocated returns", cuda::memory_allocated() == before);
+    try {
+      empty({int64_t{1} << 48}, gpu());
+      report("out of memory throws", false, "did not throw");
+    } catch (const Error& e) {
+      report("out of memory throws OutOfMemory", e.kind() == ErrorKind::OutOfMemory, e.what());
+    }
+    report("usable after out of memory", ones({10}, gpu()).sum().item<float>() == 10.0f);
+  });
+  guarded("streams", [] {
+    cuda::Stream s = cuda::Stream::create();
+    cuda::Event a(true), b(true);
+    Tensor x = randn({512, 512}, gpu());
+    Tensor y;
+    {
+      cuda::StreamGuard g(s);
+      a.record();
+      y = mm(x, x);
+      b.record();
+    }
+    b.synchronize();
+    report("event elapsed_time", a.elapsed_time(b) >= 0);
+    check("matmul on a side stream", y, mm(x.cpu(), x.cpu()), 1e-4, 1e-4);
+  });
+  guarded("pinned", [] {
+    Tensor h = randn({1 << 20}).pin_memory();
+    report("pin_memory", h.is_pinned());
+    Tensor d = h.to(kGpu, true);
+    Tensor back = empty({1 << 20}).pin_memory();
+    back.copy_(d, true);
+    cuda::synchronize();
+    check("pinned async round trip", back, h, 0, 0);
+  });
+}
+
+double time_ms(const std::function<void()>& f, int reps) {
+  f();
+  cuda::synchronize();
+  auto t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < reps; ++i) f();
+  cuda::synchronize();
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() /
+         reps;
+}
+
+int bench() {
+  Tensor a = randn({4096, 4096}, gpu()), v = randn({1 << 26}, gpu()),
+         s = randn({4096, 4096}, gpu());
+  std::printf("matmul_4096_fp32 %.4f\n", time_ms([&] { mm(a, a); }, 20));
+  std::printf("add_64M_fp32 %.4f\n", time_ms([&] { v + v; }, 50));
+  std::printf("sum_64M_fp32 %.4f\n", time_ms([&] { sum(v); }, 50));
+  std::printf("softmax_4096x4096_fp32 %.4f\n", time_ms([&] { softmax(s, 1); }, 50));
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  static FakeCuda fake_backend;
+  if (argc > 1 && std::strcmp(argv[1], "--fake") == 0) {
+    register_backend(kCUDA, &fake_backend);
+    fake = true;
+  }
+  if (!cuda::is_available()) {
+    std::printf("SKIP no CUDA device\n");
+    return 77;
+  }
+  if (argc > 1 && std::strcmp(argv[1], "--bench") == 0) return bench();
+  std::printf("device: %s\n", cuda::get_device_name(0).c_str());
+  manual_seed(42);
+  for (auto [name, f] : std::vector<std::pair<const char*, void (*)()>>{
+           {"copies", copies},
+           {"elementwise", elementwise},
+           {"reductions", reductions},
+           {"linear algebra", linear_algebra},
+           {"softmax, conv, index", softmax_conv_index},
+           {"random", random_numbers},
+           {"optimizers", optimizers},
+           {"training and runtime", training_and_runtime}})
+    guarded(name, f);
+  if (!fake) cuda::synchronize();
+  std::printf("SUMMARY %d passed, %d failed\n", passes, failures);
+  return failures == 0 ? 0 : 1;
+}
