@@ -9,11 +9,33 @@ namespace ember {
 
 namespace {
 
+// Optimizer state decays geometrically where gradients are zero (exp_avg by beta1 = 0.9 each
+// step reaches float32's subnormal range after about 800 steps for a dead ReLU unit), and every
+// operation on a subnormal costs a microcode assist of ~100 cycles: an MLP epoch on this CPU went
+// from 1.3 ms to 6.5 ms per step. The update therefore runs with subnormals flushed to zero (MXCSR
+// FTZ and DAZ) on the thread doing it, restored afterwards; values under 1.2e-38 in a step make
+// no difference to the parameters.
+class FlushSubnormals {
+ public:
+#if defined(__x86_64__) || defined(__i386__)
+  FlushSubnormals() : saved_(__builtin_ia32_stmxcsr()) {
+    __builtin_ia32_ldmxcsr(saved_ | 0x8040u);
+  }
+  ~FlushSubnormals() {
+    __builtin_ia32_ldmxcsr(saved_);
+  }
+
+ private:
+  unsigned saved_;
+#endif
+};
+
 template <class T>
 void sgd(const OptimizerStep& s, T* p, const T* g, T* buf, int64_t n) {
   const T lr = static_cast<T>(s.lr), wd = static_cast<T>(s.weight_decay);
   const T mom = static_cast<T>(s.momentum), damp = static_cast<T>(1 - s.dampening);
   cpu::parallel_for(n, cpu::kGrainSize, [&](int64_t b, int64_t e) {
+    FlushSubnormals flush;
     for (int64_t i = b; i < e; ++i) {
       T d = s.maximize ? -g[i] : g[i];
       if (s.weight_decay != 0) d += wd * p[i];
@@ -35,6 +57,7 @@ void adam(const OptimizerStep& s, T* p, const T* g, T* m, T* v, T* vmax, int64_t
   const T step_size = static_cast<T>(s.lr / s.bias_correction1);
   const T bc2_sqrt = static_cast<T>(std::sqrt(s.bias_correction2)), eps = static_cast<T>(s.eps);
   cpu::parallel_for(n, cpu::kGrainSize, [&](int64_t b, int64_t e) {
+    FlushSubnormals flush;
     for (int64_t i = b; i < e; ++i) {
       T d = s.maximize ? -g[i] : g[i];
       if (s.decoupled_weight_decay)
