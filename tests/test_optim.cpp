@@ -317,6 +317,31 @@ TEST_P(OptimTest, ZeroGradAndParametersWithoutGradients) {
 
 // --- state dicts
 
+TEST_P(OptimTest, AdamStateNeverHoldsSubnormals) {
+  // exp_avg of a weight whose gradient stops decays by beta1 each step. Without flushing it would
+  // reach float32's subnormal range (below 1.18e-38; 1e-31 * 0.9^200 = 7e-41) and make every
+  // later step slow; with subnormals flushed it stays 0 or normal (the decrement beta1's lerp
+  // subtracts flushes to 0 first, so it settles just above the subnormal range).
+  if (!device().is_cpu()) GTEST_SKIP() << "the flush is the CPU backend's; GPUs keep subnormals";
+  Tensor p = tensor({1.0f}, on()).requires_grad_();
+  optim::Adam opt({p}, {.lr = 1e-3});
+  p.mutable_grad() = tensor({1e-30f}, on());
+  opt.step();
+  for (int i = 0; i < 200; ++i) {
+    p.mutable_grad() = tensor({0.0f}, on());
+    opt.step();
+  }
+  auto sd = opt.state_dict();
+  ASSERT_EQ(sd[1].first, "state.0.exp_avg");
+  float m = sd[1].second.cpu().item<float>();
+  EXPECT_TRUE(m == 0.0f || std::fpclassify(m) == FP_NORMAL) << m;
+  EXPECT_LT(m, 1e-36f);
+  // Normal values are untouched: one more step with a gradient of 1 gives exp_avg = 0.1 + 0.9 m.
+  p.mutable_grad() = tensor({1.0f}, on());
+  opt.step();
+  EXPECT_FLOAT_EQ(opt.state_dict()[1].second.cpu().item<float>(), 0.1f);
+}
+
 TEST_P(OptimTest, StateDictContents) {
   Tensor p = initial();
   optim::Adam opt({p}, {.lr = 0.1, .amsgrad = true});
