@@ -5,25 +5,14 @@
 
 #include <cstdint>
 
+#include "chain10.h"
 #include "ember/ember.h"
 
 namespace {
 
 constexpr int64_t kLarge = int64_t{32} << 20;  // 32M floats, 128 MiB per tensor
 
-// The same ten tiny element-wise ops as compare_libtorch.cpp's chain (b >= 1, so / is safe).
-ember::Tensor chain10(const ember::Tensor& a, const ember::Tensor& b) {
-  ember::Tensor y = a + b;
-  y = y * b;
-  y = y - a;
-  y = y / b;
-  y = y.relu();
-  y = y.exp();
-  y = y.neg();
-  y = y.abs();
-  y = y.sqrt();
-  return y.sigmoid();
-}
+using ember_bench::chain10;
 
 // Dispatch cost: a + b on two 3-element float tensors, allocation of the result included.
 void BM_AddTiny(benchmark::State& state) {

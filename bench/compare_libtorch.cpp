@@ -20,6 +20,7 @@
 #include <thread>
 #include <vector>
 
+#include "chain10.h"
 #include "ember/ember.h"
 #include "fma_peak.h"
 
@@ -81,20 +82,7 @@ void check_close(const char* what, const ember::Tensor& e, const torch::Tensor& 
   }
 }
 
-// The same ten tiny element-wise ops as bench_ops.cpp's chain, for either library.
-template <class T>
-T chain10(const T& a, const T& b) {
-  T y = a + b;
-  y = y * b;
-  y = y - a;
-  y = y / b;
-  y = y.relu();
-  y = y.exp();
-  y = y.neg();
-  y = y.abs();
-  y = y.sqrt();
-  return y.sigmoid();
-}
+using ember_bench::chain10;
 
 // "812 ns", "3.41 us", "27.9 ms": a per-iteration time in a readable unit.
 std::string format_time(double s) {

@@ -15,6 +15,9 @@
 
 namespace ember {
 
+// The most dims a kernel handles (after size-1 dims are dropped and contiguous ones merged).
+inline constexpr int kMaxKernelDims = 25;
+
 // A strided view handed to kernels. Strides are in elements; a stride of 0 broadcasts.
 struct View {
   void* data;

@@ -42,4 +42,21 @@ EMBER_HOST_DEVICE inline double uniform_double(uint32_t hi, uint32_t lo) {
   return static_cast<double>(bits) * (1.0 / 9007199254740992.0);
 }
 
+// The uniforms in [0, 1) one Philox call gives: four float32 or two float64 (two words each).
+template <class T>
+inline constexpr int kUniformsPerCall = sizeof(T) == 4 ? 4 : 2;
+
+template <class T>
+EMBER_HOST_DEVICE inline void uniforms(const Uint4& r, T (&u)[kUniformsPerCall<T>]) {
+  if constexpr (kUniformsPerCall<T> == 4) {
+    u[0] = uniform_float(r.x);
+    u[1] = uniform_float(r.y);
+    u[2] = uniform_float(r.z);
+    u[3] = uniform_float(r.w);
+  } else {
+    u[0] = static_cast<T>(uniform_double(r.x, r.y));
+    u[1] = static_cast<T>(uniform_double(r.z, r.w));
+  }
+}
+
 }  // namespace ember::philox

@@ -12,14 +12,7 @@ namespace ember {
 // --- shared helpers
 
 Tensor wrap_scalar(const Scalar& s, Device device) {
-  Tensor t = make_tensor({}, s.dtype(), device);
-  if (device.is_cpu()) {
-    visit_dtype(s.dtype(), [&]<class T>() { *static_cast<T*>(t.impl().data()) = s.to<T>(); });
-  } else {
-    backend_for(device.type()).fill(view_of(t), s);
-  }
-  t.impl().wrapped_number = true;
-  return t;
+  return wrap_scalar_as(s, s.dtype(), device);
 }
 
 Tensor wrap_scalar_as(const Scalar& s, DType dtype, Device device) {
@@ -228,6 +221,12 @@ Tensor& binary_(BinaryOp op, Tensor& self, const Tensor& other0) {
   View vs = view_of(self);
   backend_for(dev.type()).binary(op, vs, vs, vo.view);
   return self;
+}
+
+// In place with a scalar: the scalar goes in as a wrapped number of the result type.
+Tensor& binary_(BinaryOp op, Tensor& self, const Scalar& other) {
+  return binary_(op, self,
+                 wrap_scalar_as(other, result_type_with_scalar(self, other), self.device()));
 }
 
 }  // namespace
@@ -500,20 +499,16 @@ Tensor& Tensor::div_(const Tensor& other) {
   return binary_(BinaryOp::Div, *this, other);
 }
 Tensor& Tensor::add_(const Scalar& other) {
-  return binary_(BinaryOp::Add, *this,
-                 wrap_scalar_as(other, result_type_with_scalar(*this, other), device()));
+  return binary_(BinaryOp::Add, *this, other);
 }
 Tensor& Tensor::sub_(const Scalar& other) {
-  return binary_(BinaryOp::Sub, *this,
-                 wrap_scalar_as(other, result_type_with_scalar(*this, other), device()));
+  return binary_(BinaryOp::Sub, *this, other);
 }
 Tensor& Tensor::mul_(const Scalar& other) {
-  return binary_(BinaryOp::Mul, *this,
-                 wrap_scalar_as(other, result_type_with_scalar(*this, other), device()));
+  return binary_(BinaryOp::Mul, *this, other);
 }
 Tensor& Tensor::div_(const Scalar& other) {
-  return binary_(BinaryOp::Div, *this,
-                 wrap_scalar_as(other, result_type_with_scalar(*this, other), device()));
+  return binary_(BinaryOp::Div, *this, other);
 }
 
 Tensor& Tensor::fill_(const Scalar& value) {

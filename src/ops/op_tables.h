@@ -3,6 +3,9 @@
 
 #include <cstdint>
 
+#include "ember/dtype.h"
+#include "ember/error.h"
+
 namespace ember {
 
 enum class OpKind : uint8_t { Any, Float, Bool, Compare, Logical };
@@ -76,5 +79,20 @@ struct UnaryParams {
   double a = 0, b = 0;
   bool has_a = false, has_b = false;
 };
+
+// Instantiates body (a template lambda over the element type) for the dtypes an op of this kind
+// can see: float32 and float64 for Float ops, every dtype otherwise. Shared by the backends' loops.
+template <OpKind kind, class Body>
+void dispatch_kind(DType t, const char* name, Body&& body) {
+  if constexpr (kind == OpKind::Float) {
+    EMBER_CHECK_KIND(DType, is_floating_point(t), "[", name, "] internal: expected a float dtype");
+    if (t == kFloat32)
+      body.template operator()<float>();
+    else
+      body.template operator()<double>();
+  } else {
+    visit_dtype(t, body);
+  }
+}
 
 }  // namespace ember

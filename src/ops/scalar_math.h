@@ -21,6 +21,17 @@ inline constexpr bool is_bool_v = std::is_same_v<T, bool>;
 template <class T>
 inline constexpr bool is_int_v = std::is_integral_v<T> && !is_bool_v<T>;
 
+// Value conversion between dtypes, as PyTorch casts (bool is "!= 0", floats to uint8 via int64).
+template <class To, class From>
+EMBER_HOST_DEVICE inline To cast(From v) {
+  if constexpr (std::is_same_v<To, bool>)
+    return v != From(0);
+  else if constexpr (std::is_same_v<To, uint8_t> && std::is_floating_point_v<From>)
+    return static_cast<uint8_t>(static_cast<int64_t>(v));
+  else
+    return static_cast<To>(v);
+}
+
 // Integer arithmetic wraps around as in PyTorch (done in unsigned to stay defined).
 template <class T>
 EMBER_HOST_DEVICE T wrap_add(T a, T b) {

@@ -6,9 +6,10 @@
 #include <cstring>
 #include <new>
 
-#include "core/host_allocator.h"
 #include "backend/cpu/cpu_loops.h"
+#include "core/host_allocator.h"
 #include "ember/ops.h"
+#include "ops/scalar_math.h"
 
 namespace ember {
 
@@ -44,11 +45,11 @@ void CpuBackend::copy(const View& dst, const View& src) {
         if (s[0] == sizeof(To) && s[1] == sizeof(From)) {
           To* o = reinterpret_cast<To*>(p[0]);
           const From* a = reinterpret_cast<const From*>(p[1]);
-          for (int64_t i = 0; i < n; ++i) o[i] = cpu::cast<To>(a[i]);
+          for (int64_t i = 0; i < n; ++i) o[i] = math::cast<To>(a[i]);
         } else {
           for (int64_t i = 0; i < n; ++i)
             *reinterpret_cast<To*>(p[0] + i * s[0]) =
-                cpu::cast<To>(*reinterpret_cast<const From*>(p[1] + i * s[1]));
+                math::cast<To>(*reinterpret_cast<const From*>(p[1] + i * s[1]));
         }
       });
     });

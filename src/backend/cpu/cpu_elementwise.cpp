@@ -76,20 +76,6 @@ void binary_loop(const View& dst, const View& a, const View& b, const F& f) {
   });
 }
 
-// Instantiates the loop for the dtypes an op of this kind can see.
-template <OpKind kind, class Body>
-void dispatch_kind(DType t, const char* name, Body&& body) {
-  if constexpr (kind == OpKind::Float) {
-    EMBER_CHECK_KIND(DType, is_floating_point(t), "[", name, "] internal: expected a float dtype");
-    if (t == kFloat32)
-      body.template operator()<float>();
-    else
-      body.template operator()<double>();
-  } else {
-    visit_dtype(t, body);
-  }
-}
-
 }  // namespace
 
 void CpuBackend::unary(UnaryOp op, const View& dst, const View& src, const UnaryParams& p) {

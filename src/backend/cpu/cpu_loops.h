@@ -13,7 +13,7 @@
 
 namespace ember::cpu {
 
-inline constexpr int kMaxDims = 25;
+inline constexpr int kMaxDims = kMaxKernelDims;
 // Below this many elements an op stays on one thread.
 inline constexpr int64_t kGrainSize = 32768;
 
@@ -112,16 +112,5 @@ struct StridedOperands {
     parallel_for(numel, kGrainSize, [&](int64_t b, int64_t e) { for_each_row(b, e, inner); });
   }
 };
-
-// Value conversion between dtypes, as PyTorch casts (bool is "!= 0", floats to uint8 via int64).
-template <class To, class From>
-inline To cast(From v) {
-  if constexpr (std::is_same_v<To, bool>)
-    return v != From(0);
-  else if constexpr (std::is_same_v<To, uint8_t> && std::is_floating_point_v<From>)
-    return static_cast<uint8_t>(static_cast<int64_t>(v));
-  else
-    return static_cast<To>(v);
-}
 
 }  // namespace ember::cpu

@@ -4,6 +4,7 @@
 
 #include "backend/cpu/cpu_backend.h"
 #include "backend/cpu/cpu_loops.h"
+#include "backend/optim_update.h"
 
 namespace ember {
 
@@ -32,49 +33,20 @@ class FlushSubnormals {
 
 template <class T>
 void sgd(const OptimizerStep& s, T* p, const T* g, T* buf, int64_t n) {
-  const T lr = static_cast<T>(s.lr), wd = static_cast<T>(s.weight_decay);
-  const T mom = static_cast<T>(s.momentum), damp = static_cast<T>(1 - s.dampening);
+  const optim_update::SgdCoeffs<T> c(s);
   cpu::parallel_for(n, cpu::kGrainSize, [&](int64_t b, int64_t e) {
     FlushSubnormals flush;
-    for (int64_t i = b; i < e; ++i) {
-      T d = s.maximize ? -g[i] : g[i];
-      if (s.weight_decay != 0) d += wd * p[i];
-      if (s.momentum != 0) {
-        buf[i] = s.first_step ? d : mom * buf[i] + damp * d;
-        d = s.nesterov ? d + mom * buf[i] : buf[i];
-      }
-      p[i] -= lr * d;
-    }
+    for (int64_t i = b; i < e; ++i) optim_update::sgd(s, c, p[i], g[i], buf ? buf + i : nullptr);
   });
 }
 
 template <class T>
 void adam(const OptimizerStep& s, T* p, const T* g, T* m, T* v, T* vmax, int64_t n) {
-  const T wd = static_cast<T>(s.weight_decay);
-  const T decay = static_cast<T>(1 - s.lr * s.weight_decay);
-  const T w1 = static_cast<T>(1 - s.beta1), b2 = static_cast<T>(s.beta2),
-          w2 = static_cast<T>(1 - s.beta2);
-  const T step_size = static_cast<T>(s.lr / s.bias_correction1);
-  const T bc2_sqrt = static_cast<T>(std::sqrt(s.bias_correction2)), eps = static_cast<T>(s.eps);
+  const optim_update::AdamCoeffs<T> c(s);
   cpu::parallel_for(n, cpu::kGrainSize, [&](int64_t b, int64_t e) {
     FlushSubnormals flush;
-    for (int64_t i = b; i < e; ++i) {
-      T d = s.maximize ? -g[i] : g[i];
-      if (s.decoupled_weight_decay)
-        p[i] *= decay;
-      else if (s.weight_decay != 0)
-        d += wd * p[i];
-      // exp_avg.lerp_(grad, 1 - beta1), as torch.lerp computes it.
-      m[i] = w1 < T(0.5) ? m[i] + w1 * (d - m[i]) : d - (d - m[i]) * (T(1) - w1);
-      v[i] = v[i] * b2 + w2 * d * d;
-      T second = v[i];
-      if (s.amsgrad) {
-        vmax[i] = std::max(vmax[i], v[i]);
-        second = vmax[i];
-      }
-      T denom = std::sqrt(second) / bc2_sqrt + eps;
-      p[i] += -step_size * (m[i] / denom);
-    }
+    for (int64_t i = b; i < e; ++i)
+      optim_update::adam(s, c, p[i], g[i], m[i], v[i], vmax ? vmax + i : nullptr);
   });
 }
 

@@ -14,21 +14,13 @@ namespace {
 template <class T>
 void fill_random(RandomKind kind, T* out, int64_t n, uint64_t seed, uint64_t counter, double a,
                  double b) {
-  constexpr int per_call = std::is_same_v<T, float> ? 4 : 2;
+  constexpr int per_call = philox::kUniformsPerCall<T>;
   int64_t calls = (n + per_call - 1) / per_call;
   cpu::parallel_for(calls, 4096, [&](int64_t begin, int64_t end) {
     for (int64_t c = begin; c < end; ++c) {
       philox::Uint4 r = philox::philox4x32(counter + c, seed);
       T u[per_call];
-      if constexpr (per_call == 4) {
-        u[0] = philox::uniform_float(r.x);
-        u[1] = philox::uniform_float(r.y);
-        u[2] = philox::uniform_float(r.z);
-        u[3] = philox::uniform_float(r.w);
-      } else {
-        u[0] = static_cast<T>(philox::uniform_double(r.x, r.y));
-        u[1] = static_cast<T>(philox::uniform_double(r.z, r.w));
-      }
+      philox::uniforms<T>(r, u);
       T v[per_call];
       if (kind == RandomKind::Normal) {
         for (int i = 0; i < per_call; i += 2) {

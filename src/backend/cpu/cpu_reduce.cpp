@@ -8,107 +8,15 @@
 
 #include "backend/cpu/cpu_backend.h"
 #include "backend/cpu/cpu_loops.h"
+#include "backend/reduce_common.h"
 
 namespace ember {
 
 namespace {
 
-// One group of dims (kept or reduced), merged where contiguous; strides in elements.
-struct DimGroup {
-  int ndim = 0;
-  int64_t sizes[cpu::kMaxDims];
-  int64_t strides[cpu::kMaxDims];
-  int64_t numel = 1;
-
-  void push(int64_t size, int64_t stride) {
-    numel *= size;
-    if (size == 1) return;
-    if (ndim > 0 && strides[ndim - 1] == stride * size) {
-      sizes[ndim - 1] *= size;
-      strides[ndim - 1] = stride;
-      return;
-    }
-    sizes[ndim] = size;
-    strides[ndim] = stride;
-    ++ndim;
-  }
-  // Element offset of the i-th element (row-major over the group).
-  int64_t offset(int64_t i) const {
-    int64_t off = 0;
-    for (int d = ndim - 1; d >= 0; --d) {
-      off += (i % sizes[d]) * strides[d];
-      i /= sizes[d];
-    }
-    return off;
-  }
-};
-
-template <class T>
-constexpr bool is_nan(T v) {
-  if constexpr (std::is_floating_point_v<T>)
-    return v != v;
-  else
-    return false;
-}
-
-// Sum, Prod, Max and Min as (accumulator type, identity, step).
-template <ReduceOp op, class T>
-struct Reducer {
-  using Acc = std::conditional_t<
-      (op == ReduceOp::Sum || op == ReduceOp::Prod) && std::is_floating_point_v<T>, double, T>;
-  static Acc identity() {
-    if constexpr (op == ReduceOp::Sum)
-      return Acc(0);
-    else if constexpr (op == ReduceOp::Prod)
-      return Acc(1);
-    else if constexpr (op == ReduceOp::Max) {
-      if constexpr (std::is_floating_point_v<T>)
-        return -std::numeric_limits<T>::infinity();
-      else
-        return std::numeric_limits<T>::lowest();
-    } else {
-      if constexpr (std::is_floating_point_v<T>)
-        return std::numeric_limits<T>::infinity();
-      else
-        return std::numeric_limits<T>::max();
-    }
-  }
-  static Acc step(Acc acc, T v) {
-    if constexpr (op == ReduceOp::Sum) {
-      if constexpr (std::is_same_v<T, bool>)
-        return acc || v;
-      else if constexpr (std::is_integral_v<T>)
-        return static_cast<T>(static_cast<std::make_unsigned_t<T>>(acc) +
-                              static_cast<std::make_unsigned_t<T>>(v));
-      else
-        return acc + v;
-    } else if constexpr (op == ReduceOp::Prod) {
-      if constexpr (std::is_same_v<T, bool>)
-        return acc && v;
-      else
-        return acc * v;
-    } else if constexpr (op == ReduceOp::Max) {
-      return (is_nan(acc) || v > acc || is_nan(v)) ? (is_nan(acc) ? acc : v) : acc;
-    } else {
-      return (is_nan(acc) || v < acc || is_nan(v)) ? (is_nan(acc) ? acc : v) : acc;
-    }
-  }
-  static Acc merge(Acc a, Acc b) {
-    if constexpr (op == ReduceOp::Sum) {
-      if constexpr (std::is_floating_point_v<T>)
-        return a + b;
-      else
-        return step(a, static_cast<T>(b));
-    } else if constexpr (op == ReduceOp::Prod) {
-      if constexpr (std::is_floating_point_v<T>)
-        return a * b;
-      else
-        return step(a, static_cast<T>(b));
-    } else {
-      return step(a, static_cast<T>(b));
-    }
-  }
-};
+using reduce_detail::DimGroup;
+using reduce_detail::is_nan;
+using reduce_detail::Reducer;
 
 constexpr int64_t kBlock = 4096;
 
@@ -142,16 +50,8 @@ template <ReduceOp op, class T>
 void reduce_typed(const View& dst, const View& src, uint64_t mask) {
   using R = Reducer<op, T>;
   using Acc = typename R::Acc;
-  DimGroup kept, red, out;
-  int nd = static_cast<int>(src.sizes.size());
-  for (int d = 0; d < nd; ++d) {
-    if (mask >> d & 1) {
-      red.push(src.sizes[d], src.strides[d]);
-    } else {
-      kept.push(src.sizes[d], src.strides[d]);
-      out.push(dst.sizes[d], dst.strides[d]);
-    }
-  }
+  const reduce_detail::ReduceDims g = reduce_detail::split_reduce_dims(dst, src, mask);
+  const DimGroup &kept = g.kept, &out = g.out, &red = g.reduced;
   const T* x = static_cast<const T*>(src.data);
   T* y = static_cast<T*>(dst.data);
   int64_t n_out = kept.numel, n_red = red.numel;
@@ -207,18 +107,9 @@ void reduce_typed(const View& dst, const View& src, uint64_t mask) {
 // argmax / argmin over the single dim in mask: first index of the extreme (NaN counts as one).
 template <bool is_max, class T>
 void arg_reduce_typed(const View& dst, const View& src, uint64_t mask) {
-  DimGroup kept, out;
-  int64_t len = 1, s = 1;
-  int nd = static_cast<int>(src.sizes.size());
-  for (int d = 0; d < nd; ++d) {
-    if (mask >> d & 1) {
-      len = src.sizes[d];
-      s = src.strides[d];
-    } else {
-      kept.push(src.sizes[d], src.strides[d]);
-      out.push(dst.sizes[d], dst.strides[d]);
-    }
-  }
+  const reduce_detail::ReduceDims g = reduce_detail::split_reduce_dims(dst, src, mask);
+  const DimGroup &kept = g.kept, &out = g.out;
+  int64_t len = g.reduced.numel, s = g.reduced.ndim ? g.reduced.strides[0] : 1;
   const T* x = static_cast<const T*>(src.data);
   int64_t* y = static_cast<int64_t*>(dst.data);
   int64_t grain = std::max<int64_t>(1, cpu::kGrainSize / std::max<int64_t>(len, 1));

@@ -70,19 +70,6 @@ void binary_typed(const View& dst, const View& va, const View& vb, const F& f) {
   EMBER_CUDA_CHECK_LAUNCH("binary kernel");
 }
 
-template <OpKind kind, class Body>
-void dispatch_kind(DType t, const char* name, Body&& body) {
-  if constexpr (kind == OpKind::Float) {
-    EMBER_CHECK_KIND(DType, is_floating_point(t), "[", name, "] internal: expected a float dtype");
-    if (t == kFloat32)
-      body.template operator()<float>();
-    else
-      body.template operator()<double>();
-  } else {
-    visit_dtype(t, body);
-  }
-}
-
 }  // namespace
 
 void launch_binary(BinaryOp op, const View& dst, const View& a, const View& b) {

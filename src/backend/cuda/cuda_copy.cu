@@ -2,6 +2,7 @@
 // fills. A dense copy of one dtype is a cudaMemcpyAsync; everything else one strided kernel.
 #include "backend/cuda/cuda_kernels.h"
 #include "backend/cuda/cuda_loops.cuh"
+#include "ops/scalar_math.h"
 
 namespace ember::cuda_detail {
 
@@ -14,7 +15,7 @@ __global__ void copy_strided(To* out, const From* in, OffsetCalc<2> oc, int64_t 
        i += stride) {
     int64_t off[2];
     oc.get(i, off);
-    out[off[0]] = cast<To>(in[off[1]]);
+    out[off[0]] = math::cast<To>(in[off[1]]);
   }
 }
 

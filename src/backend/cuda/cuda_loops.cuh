@@ -15,7 +15,7 @@
 
 namespace ember::cuda_detail {
 
-inline constexpr int kMaxDims = 25;
+inline constexpr int kMaxDims = kMaxKernelDims;
 inline constexpr int kThreads = 256;
 
 // Blocks for a grid-stride loop over n items (kernels loop, so the grid is capped).
@@ -81,18 +81,6 @@ bool all_contiguous(const OffsetCalc<N>& oc) {
   for (int k = 0; k < N; ++k)
     if (oc.strides[k][0] != 1) return false;
   return true;
-}
-
-// Value conversion between dtypes, as the CPU's cpu::cast (bool is "!= 0", floats to uint8 via
-// int64).
-template <class To, class From>
-__host__ __device__ inline To cast(From v) {
-  if constexpr (std::is_same_v<To, bool>)
-    return v != From(0);
-  else if constexpr (std::is_same_v<To, uint8_t> && std::is_floating_point_v<From>)
-    return static_cast<uint8_t>(static_cast<int64_t>(v));
-  else
-    return static_cast<To>(v);
 }
 
 // A 16-byte (or smaller, for 1-byte outputs of wide inputs) group of V elements.

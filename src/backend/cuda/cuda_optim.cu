@@ -1,11 +1,12 @@
 // backend/cuda/cuda_optim.cu: fused multi-tensor SGD and Adam/AdamW steps. One launch updates up
 // to kTensorsPerLaunch parameters of one dtype (blockIdx.y picks the parameter), with the CPU's
-// per-element formulas (backend/cpu/cpu_optim.cpp).
+// per-element updates (backend/optim_update.h).
 #include <cmath>
 #include <vector>
 
 #include "backend/cuda/cuda_kernels.h"
 #include "backend/cuda/cuda_loops.cuh"
+#include "backend/optim_update.h"
 
 namespace ember::cuda_detail {
 
@@ -24,56 +25,22 @@ struct TensorList {
 };
 
 template <class T>
-__device__ void sgd_element(const OptimizerStep& s, T& p, T g, T* buf) {
-  const T lr = static_cast<T>(s.lr), wd = static_cast<T>(s.weight_decay);
-  const T mom = static_cast<T>(s.momentum), damp = static_cast<T>(1 - s.dampening);
-  T d = s.maximize ? -g : g;
-  if (s.weight_decay != 0) d += wd * p;
-  if (s.momentum != 0) {
-    *buf = s.first_step ? d : mom * *buf + damp * d;
-    d = s.nesterov ? d + mom * *buf : *buf;
-  }
-  p -= lr * d;
-}
-
-template <class T>
-__device__ void adam_element(const OptimizerStep& s, T& p, T g, T& m, T& v, T* vmax) {
-  const T wd = static_cast<T>(s.weight_decay);
-  const T decay = static_cast<T>(1 - s.lr * s.weight_decay);
-  const T w1 = static_cast<T>(1 - s.beta1), b2 = static_cast<T>(s.beta2),
-          w2 = static_cast<T>(1 - s.beta2);
-  const T step_size = static_cast<T>(s.lr / s.bias_correction1);
-  const T bc2_sqrt = static_cast<T>(std::sqrt(s.bias_correction2)), eps = static_cast<T>(s.eps);
-  T d = s.maximize ? -g : g;
-  if (s.decoupled_weight_decay)
-    p *= decay;
-  else if (s.weight_decay != 0)
-    d += wd * p;
-  m = w1 < T(0.5) ? m + w1 * (d - m) : d - (d - m) * (T(1) - w1);
-  v = v * b2 + w2 * d * d;
-  T second = v;
-  if (s.amsgrad) {
-    *vmax = *vmax < v ? v : *vmax;  // std::max(vmax, v)
-    second = *vmax;
-  }
-  T denom = std::sqrt(second) / bc2_sqrt + eps;
-  p += -step_size * (m / denom);
-}
-
-template <class T>
 __global__ void optimizer_kernel(OptimizerStep s, TensorList<T> list) {
   int t = blockIdx.y;
   int64_t n = list.numel[t];
   T* p = list.param[t];
   const T* g = list.grad[t];
   int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
-  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
-       i += stride) {
-    if (s.kind == OptimizerKind::SGD)
-      sgd_element(s, p[i], g[i], list.state1[t] ? list.state1[t] + i : nullptr);
-    else
-      adam_element(s, p[i], g[i], list.state1[t][i], list.state2[t][i],
-                   list.state3[t] ? list.state3[t] + i : nullptr);
+  int64_t first = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+  if (s.kind == OptimizerKind::SGD) {
+    const optim_update::SgdCoeffs<T> c(s);
+    for (int64_t i = first; i < n; i += stride)
+      optim_update::sgd(s, c, p[i], g[i], list.state1[t] ? list.state1[t] + i : nullptr);
+  } else {
+    const optim_update::AdamCoeffs<T> c(s);
+    for (int64_t i = first; i < n; i += stride)
+      optim_update::adam(s, c, p[i], g[i], list.state1[t][i], list.state2[t][i],
+                         list.state3[t] ? list.state3[t] + i : nullptr);
   }
 }
 

@@ -24,21 +24,13 @@ __device__ inline double mul_rn(double x, double y) {
 template <class T>
 __global__ void random_real(T* out, int64_t n, int64_t calls, uint64_t seed, uint64_t counter,
                             double a, double b, bool normal) {
-  constexpr int per_call = std::is_same_v<T, float> ? 4 : 2;
+  constexpr int per_call = philox::kUniformsPerCall<T>;
   int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
   for (int64_t c = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; c < calls;
        c += stride) {
     philox::Uint4 r = philox::philox4x32(counter + c, seed);
     T u[per_call];
-    if constexpr (per_call == 4) {
-      u[0] = philox::uniform_float(r.x);
-      u[1] = philox::uniform_float(r.y);
-      u[2] = philox::uniform_float(r.z);
-      u[3] = philox::uniform_float(r.w);
-    } else {
-      u[0] = static_cast<T>(philox::uniform_double(r.x, r.y));
-      u[1] = static_cast<T>(philox::uniform_double(r.z, r.w));
-    }
+    philox::uniforms<T>(r, u);
     T v[per_call];
     if (normal) {
 #pragma unroll

@@ -7,96 +7,16 @@
 
 #include "backend/cuda/cuda_kernels.h"
 #include "backend/cuda/cuda_loops.cuh"
+#include "backend/reduce_common.h"
 #include "ops/scalar_math.h"
 
 namespace ember::cuda_detail {
 
 namespace {
 
-// One group of dims (kept or reduced), merged where contiguous; strides in elements.
-struct DimGroup {
-  int ndim = 0;
-  int64_t sizes[kMaxDims];
-  int64_t strides[kMaxDims];
-  int64_t numel = 1;
-
-  void push(int64_t size, int64_t stride) {
-    numel *= size;
-    if (size == 1) return;
-    if (ndim > 0 && strides[ndim - 1] == stride * size) {
-      sizes[ndim - 1] *= size;
-      strides[ndim - 1] = stride;
-      return;
-    }
-    sizes[ndim] = size;
-    strides[ndim] = stride;
-    ++ndim;
-  }
-  __device__ int64_t offset(int64_t i) const {
-    int64_t off = 0;
-    for (int d = ndim - 1; d > 0; --d) {
-      int64_t q = i / sizes[d];
-      off += (i - q * sizes[d]) * strides[d];
-      i = q;
-    }
-    return ndim > 0 ? off + i * strides[0] : off;
-  }
-};
-
-template <class T>
-__device__ bool is_nan(T v) {
-  if constexpr (std::is_floating_point_v<T>)
-    return v != v;
-  else
-    return false;
-}
-
-template <ReduceOp op, class T>
-struct Reducer {
-  using Acc = std::conditional_t<
-      (op == ReduceOp::Sum || op == ReduceOp::Prod) && std::is_floating_point_v<T>, double, T>;
-  __device__ static Acc identity() {
-    if constexpr (op == ReduceOp::Sum)
-      return Acc(0);
-    else if constexpr (op == ReduceOp::Prod)
-      return Acc(1);
-    else if constexpr (op == ReduceOp::Max)
-      return std::is_floating_point_v<T> ? -std::numeric_limits<T>::infinity()
-                                         : std::numeric_limits<T>::lowest();
-    else
-      return std::is_floating_point_v<T> ? std::numeric_limits<T>::infinity()
-                                         : std::numeric_limits<T>::max();
-  }
-  __device__ static Acc step(Acc acc, T v) {
-    if constexpr (op == ReduceOp::Sum) {
-      if constexpr (std::is_same_v<T, bool>)
-        return acc || v;
-      else if constexpr (std::is_integral_v<T>)
-        return math::wrap_add(acc, v);
-      else
-        return acc + v;
-    } else if constexpr (op == ReduceOp::Prod) {
-      if constexpr (std::is_same_v<T, bool>)
-        return acc && v;
-      else if constexpr (std::is_integral_v<T>)
-        return math::wrap_mul(acc, v);
-      else
-        return acc * v;
-    } else if constexpr (op == ReduceOp::Max) {
-      return (is_nan(acc) || v > acc || is_nan(v)) ? (is_nan(acc) ? acc : v) : acc;
-    } else {
-      return (is_nan(acc) || v < acc || is_nan(v)) ? (is_nan(acc) ? acc : v) : acc;
-    }
-  }
-  __device__ static Acc merge(Acc a, Acc b) {
-    if constexpr (std::is_floating_point_v<T> && op == ReduceOp::Sum)
-      return a + b;
-    else if constexpr (std::is_floating_point_v<T> && op == ReduceOp::Prod)
-      return a * b;
-    else
-      return step(a, static_cast<T>(b));
-  }
-};
+using reduce_detail::DimGroup;
+using reduce_detail::is_nan;
+using reduce_detail::Reducer;
 
 // Tree reduction of one value per thread (blockDim.x == kThreads); the result is in thread 0.
 template <class Acc, class Merge>
@@ -234,17 +154,8 @@ constexpr int64_t kChunk = 32768;         // elements per block when one output 
 template <ReduceOp op, class T>
 void reduce_typed(const View& dst, const View& src, uint64_t mask) {
   using Acc = typename Reducer<op, T>::Acc;
-  DimGroup kept, red, out;
-  int nd = static_cast<int>(src.sizes.size());
-  EMBER_CHECK_KIND(Shape, nd <= kMaxDims, "[cuda reduce] more than ", kMaxDims, " dims");
-  for (int d = 0; d < nd; ++d) {
-    if (mask >> d & 1) {
-      red.push(src.sizes[d], src.strides[d]);
-    } else {
-      kept.push(src.sizes[d], src.strides[d]);
-      out.push(dst.sizes[d], dst.strides[d]);
-    }
-  }
+  const reduce_detail::ReduceDims g = reduce_detail::split_reduce_dims(dst, src, mask);
+  const DimGroup &kept = g.kept, &out = g.out, &red = g.reduced;
   int64_t n_out = kept.numel, n_red = red.numel;
   if (n_out == 0) return;
   const T* x = static_cast<const T*>(src.data);
@@ -279,19 +190,9 @@ void reduce_typed(const View& dst, const View& src, uint64_t mask) {
 
 template <bool is_max, class T>
 void arg_reduce_typed(const View& dst, const View& src, uint64_t mask) {
-  DimGroup kept, out;
-  int64_t len = 1, s = 1;
-  int nd = static_cast<int>(src.sizes.size());
-  EMBER_CHECK_KIND(Shape, nd <= kMaxDims, "[cuda reduce] more than ", kMaxDims, " dims");
-  for (int d = 0; d < nd; ++d) {
-    if (mask >> d & 1) {
-      len = src.sizes[d];
-      s = src.strides[d];
-    } else {
-      kept.push(src.sizes[d], src.strides[d]);
-      out.push(dst.sizes[d], dst.strides[d]);
-    }
-  }
+  const reduce_detail::ReduceDims g = reduce_detail::split_reduce_dims(dst, src, mask);
+  const DimGroup &kept = g.kept, &out = g.out;
+  int64_t len = g.reduced.numel, s = g.reduced.ndim ? g.reduced.strides[0] : 1;
   int64_t n_out = kept.numel;
   EMBER_CHECK_KIND(Shape, n_out == 0 || len > 0,
                    "[cuda argmax/argmin] cannot reduce over an empty dim");

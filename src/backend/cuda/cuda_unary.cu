@@ -55,19 +55,6 @@ void unary_typed(const View& dst, const View& src, const F& f) {
   EMBER_CUDA_CHECK_LAUNCH("unary kernel");
 }
 
-template <OpKind kind, class Body>
-void dispatch_kind(DType t, const char* name, Body&& body) {
-  if constexpr (kind == OpKind::Float) {
-    EMBER_CHECK_KIND(DType, is_floating_point(t), "[", name, "] internal: expected a float dtype");
-    if (t == kFloat32)
-      body.template operator()<float>();
-    else
-      body.template operator()<double>();
-  } else {
-    visit_dtype(t, body);
-  }
-}
-
 }  // namespace
 
 void launch_unary(UnaryOp op, const View& dst, const View& src, const UnaryParams& p) {

@@ -1,0 +1,126 @@
+// backend/reduce_common.h: what the CPU and CUDA reductions share, usable on host and device --
+// groups of dims (kept or reduced) merged where contiguous, and Sum, Prod, Max and Min as an
+// accumulator type, identity, step and merge with PyTorch's NaN and integer-overflow rules.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <type_traits>
+
+#include "core/backend.h"
+#include "ember/error.h"
+#include "ops/scalar_math.h"
+
+namespace ember::reduce_detail {
+
+// One group of dims (kept or reduced), merged where contiguous; strides in elements.
+struct DimGroup {
+  int ndim = 0;
+  int64_t sizes[kMaxKernelDims];
+  int64_t strides[kMaxKernelDims];
+  int64_t numel = 1;
+
+  void push(int64_t size, int64_t stride) {
+    numel *= size;
+    if (size == 1) return;
+    if (ndim > 0 && strides[ndim - 1] == stride * size) {
+      sizes[ndim - 1] *= size;
+      strides[ndim - 1] = stride;
+      return;
+    }
+    sizes[ndim] = size;
+    strides[ndim] = stride;
+    ++ndim;
+  }
+  // Element offset of the i-th element (row-major over the group).
+  EMBER_HOST_DEVICE int64_t offset(int64_t i) const {
+    int64_t off = 0;
+    for (int d = ndim - 1; d > 0; --d) {
+      int64_t q = i / sizes[d];
+      off += (i - q * sizes[d]) * strides[d];
+      i = q;
+    }
+    return ndim > 0 ? off + i * strides[0] : off;
+  }
+};
+
+// A reduction's dims: src's kept dims, the same dims of dst, and src's reduced dims (bit d of
+// mask set).
+struct ReduceDims {
+  DimGroup kept, out, reduced;
+};
+
+inline ReduceDims split_reduce_dims(const View& dst, const View& src, uint64_t mask) {
+  int nd = static_cast<int>(src.sizes.size());
+  EMBER_CHECK_KIND(Shape, nd <= kMaxKernelDims, "[reduce] tensors with more than ", kMaxKernelDims,
+                   " dims are not supported");
+  ReduceDims g;
+  for (int d = 0; d < nd; ++d) {
+    if (mask >> d & 1) {
+      g.reduced.push(src.sizes[d], src.strides[d]);
+    } else {
+      g.kept.push(src.sizes[d], src.strides[d]);
+      g.out.push(dst.sizes[d], dst.strides[d]);
+    }
+  }
+  return g;
+}
+
+template <class T>
+EMBER_HOST_DEVICE constexpr bool is_nan(T v) {
+  if constexpr (std::is_floating_point_v<T>)
+    return v != v;
+  else
+    return false;
+}
+
+// Floating sums and products accumulate in float64; integers wrap around as in PyTorch; Max and
+// Min propagate NaN.
+template <ReduceOp op, class T>
+struct Reducer {
+  using Acc = std::conditional_t<
+      (op == ReduceOp::Sum || op == ReduceOp::Prod) && std::is_floating_point_v<T>, double, T>;
+  EMBER_HOST_DEVICE static Acc identity() {
+    if constexpr (op == ReduceOp::Sum)
+      return Acc(0);
+    else if constexpr (op == ReduceOp::Prod)
+      return Acc(1);
+    else if constexpr (op == ReduceOp::Max)
+      return std::is_floating_point_v<T> ? -std::numeric_limits<T>::infinity()
+                                         : std::numeric_limits<T>::lowest();
+    else
+      return std::is_floating_point_v<T> ? std::numeric_limits<T>::infinity()
+                                         : std::numeric_limits<T>::max();
+  }
+  EMBER_HOST_DEVICE static Acc step(Acc acc, T v) {
+    if constexpr (op == ReduceOp::Sum) {
+      if constexpr (std::is_same_v<T, bool>)
+        return acc || v;
+      else if constexpr (std::is_integral_v<T>)
+        return math::wrap_add(acc, v);
+      else
+        return acc + v;
+    } else if constexpr (op == ReduceOp::Prod) {
+      if constexpr (std::is_same_v<T, bool>)
+        return acc && v;
+      else if constexpr (std::is_integral_v<T>)
+        return math::wrap_mul(acc, v);
+      else
+        return acc * v;
+    } else if constexpr (op == ReduceOp::Max) {
+      return (is_nan(acc) || v > acc || is_nan(v)) ? (is_nan(acc) ? acc : v) : acc;
+    } else {
+      return (is_nan(acc) || v < acc || is_nan(v)) ? (is_nan(acc) ? acc : v) : acc;
+    }
+  }
+  EMBER_HOST_DEVICE static Acc merge(Acc a, Acc b) {
+    if constexpr (std::is_floating_point_v<T> && op == ReduceOp::Sum)
+      return a + b;
+    else if constexpr (std::is_floating_point_v<T> && op == ReduceOp::Prod)
+      return a * b;
+    else
+      return step(a, static_cast<T>(b));
+  }
+};
+
+}  // namespace ember::reduce_detail
