@@ -23,19 +23,25 @@ constexpr int kClasses = std::countr_zero(kMaxCachedBlock) - std::countr_zero(kM
 constexpr int kBlocksPerClass = 64;
 constexpr size_t kMaxCachedBytes = size_t{4} << 20;  // per thread
 
-// The pointer malloc returned is kept in the word just below the aligned block. glibc's
-// aligned_alloc splits and later re-merges chunks on every call, which made it the largest single
-// cost of an op on a tiny tensor.
+// Two words just below the aligned block keep the pointer malloc returned and the block's size
+// (what it was allocated for, which a reused block may exceed). glibc's aligned_alloc splits and
+// later re-merges chunks on every call, which made it the largest single cost of an op on a tiny
+// tensor.
 void* raw_allocate(size_t nbytes) {
-  constexpr size_t kExtra = kAlign + sizeof(void*);
+  constexpr size_t kHeader = 2 * sizeof(void*);
   size_t rounded = (std::max<size_t>(nbytes, 1) + kAlign - 1) / kAlign * kAlign;
-  void* raw = nbytes <= SIZE_MAX / 2 ? std::malloc(rounded + kExtra) : nullptr;
+  void* raw = nbytes <= SIZE_MAX / 2 ? std::malloc(rounded + kAlign + kHeader) : nullptr;
   EMBER_CHECK_KIND(OutOfMemory, raw != nullptr, "[cpu] out of memory: tried to allocate ", nbytes,
                    " bytes");
-  auto base = reinterpret_cast<uintptr_t>(raw) + sizeof(void*);
+  auto base = reinterpret_cast<uintptr_t>(raw) + kHeader;
   void* p = reinterpret_cast<void*>((base + kAlign - 1) / kAlign * kAlign);
   static_cast<void**>(p)[-1] = raw;
+  static_cast<size_t*>(p)[-2] = nbytes;
   return p;
+}
+
+size_t block_size(void* p) {
+  return static_cast<size_t*>(p)[-2];
 }
 
 void raw_deallocate(void* p) {
@@ -57,24 +63,20 @@ class LargeBlockCache {
                                        : size_t{1} << 33;
     limit_ = std::min(ram / 8, size_t{4} << 30);
   }
-  // A cached block of `size` bytes (rounded), or null.
+  // A cached block of at least `size` bytes (rounded), or null.
   void* take(size_t size) {
     std::lock_guard<std::mutex> lock(mutex_);
     auto it = blocks_.lower_bound(size);
     if (it == blocks_.end() || it->first - size > it->first / 4) return nullptr;
     void* p = it->second;
     bytes_ -= it->first;
-    if (it->first != size) sizes_[p] = it->first;
     blocks_.erase(it);
     return p;
   }
   // Keeps a freed block; false when the cache is full (the caller frees it).
-  bool keep(void* p, size_t size) {
+  bool keep(void* p) {
+    size_t size = block_size(p);
     std::lock_guard<std::mutex> lock(mutex_);
-    if (auto it = sizes_.find(p); it != sizes_.end()) {
-      size = it->second;
-      sizes_.erase(it);
-    }
     if (bytes_ + size > limit_) return false;
     blocks_.emplace(size, p);
     bytes_ += size;
@@ -89,9 +91,7 @@ class LargeBlockCache {
 
  private:
   std::mutex mutex_;
-  std::multimap<size_t, void*> blocks_;
-  // Blocks handed out for a smaller request than their size: their real sizes.
-  std::map<void*, size_t> sizes_;
+  std::multimap<size_t, void*> blocks_;  // by block size
   size_t bytes_ = 0, limit_ = 0;
 };
 
@@ -186,7 +186,7 @@ void* host_allocate(size_t nbytes) {
 
 void host_deallocate(void* ptr, size_t nbytes) {
   if (kCaching && nbytes >= kMinLargeBlock) {
-    if (!large_cache().keep(ptr, large_size(nbytes))) raw_deallocate(ptr);
+    if (!large_cache().keep(ptr)) raw_deallocate(ptr);
     return;
   }
   BlockCache* bc = nbytes <= kMaxCachedBlock ? cache() : nullptr;
