@@ -54,19 +54,16 @@ DType result_type_of(std::initializer_list<const Tensor*> tensors) {
   return *combine(dim, combine(zero, wrapped));
 }
 
-DType result_type_with_scalar(const Tensor& t, const Scalar& s) {
+DType result_type(const Tensor& a, const Tensor& b) {
+  return result_type_of({&a, &b});
+}
+// As result_type_of with s wrapped, without making s a tensor.
+DType result_type(const Tensor& t, const Scalar& s) {
   DType wrapped = s.is_floating_point() ? default_dtype() : s.dtype();
   const TensorImpl& i = t.impl();
   if (i.wrapped_number)
     return promote_types(is_floating_point(i.dtype) ? default_dtype() : i.dtype, wrapped);
   return *combine(i.dtype, wrapped);
-}
-
-DType result_type(const Tensor& a, const Tensor& b) {
-  return result_type_of({&a, &b});
-}
-DType result_type(const Tensor& a, const Scalar& b) {
-  return result_type_with_scalar(a, b);
 }
 Shape broadcast_shapes(const Shape& a, const Shape& b) {
   return broadcast_shape("broadcast_shapes", a, b);
@@ -176,7 +173,7 @@ Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b) {
 // The scalar goes in as a wrapped number already of the result type, which leaves that type
 // unchanged and spares a conversion.
 Tensor binary(BinaryOp op, const Tensor& a, const Scalar& b) {
-  return binary_op(op, a, wrap_scalar_as(b, result_type_with_scalar(a, b), a.device()));
+  return binary_op(op, a, wrap_scalar_as(b, result_type(a, b), a.device()));
 }
 
 // "add_" for Add: the in-place op's name, for messages and version checks.
@@ -225,8 +222,7 @@ Tensor& binary_(BinaryOp op, Tensor& self, const Tensor& other0) {
 
 // In place with a scalar: the scalar goes in as a wrapped number of the result type.
 Tensor& binary_(BinaryOp op, Tensor& self, const Scalar& other) {
-  return binary_(op, self,
-                 wrap_scalar_as(other, result_type_with_scalar(self, other), self.device()));
+  return binary_(op, self, wrap_scalar_as(other, result_type(self, other), self.device()));
 }
 
 }  // namespace

@@ -15,8 +15,6 @@ namespace ember {
 Tensor wrap_scalar(const Scalar& s, Device device);
 // s converted to `dtype`, as a wrapped-number 0-dim tensor on `device`.
 Tensor wrap_scalar_as(const Scalar& s, DType dtype, Device device);
-// The result type of an op between t and s, as result_type_of would give with s wrapped.
-DType result_type_with_scalar(const Tensor& t, const Scalar& s);
 // PyTorch's result_type over several tensors (dims > 0-dim tensors > wrapped numbers).
 DType result_type_of(std::initializer_list<const Tensor*> tensors);
 // Moves 0-dim CPU tensors onto `device` (PyTorch lets CPU scalars mix with GPU tensors).
