@@ -5,7 +5,9 @@
 // inputs do not require grad). Repeats of the two libraries alternate so that noise on a shared
 // machine hits both alike. The only TU that includes Torch headers.
 //
-// Usage: ember_vs_libtorch [--threads N] [--repeats R]   (defaults: hardware threads, 7)
+// Usage: ember_vs_libtorch [--threads N] [--repeats R] [--only KEYS]
+//   defaults: hardware threads, 7 repeats, every workload; KEYS is a comma-separated list of
+//   workload keys (train, mlp, epoch, grad, tiny, sgemm, peak, add, chain, sum, softmax).
 #include <torch/torch.h>
 
 #include <algorithm>
@@ -33,7 +35,13 @@ constexpr int64_t kLarge = int64_t{32} << 20;  // 32M floats, 128 MiB per tensor
 struct Options {
   int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   int repeats = 7;
+  std::vector<std::string> only;  // workload keys to run; empty: all
 };
+
+// Whether the workload with this key runs.
+bool want(const Options& o, const char* key) {
+  return o.only.empty() || std::find(o.only.begin(), o.only.end(), key) != o.only.end();
+}
 
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -134,8 +142,15 @@ Options parse(int argc, char** argv) {
       o.threads = std::max(1, std::atoi(argv[++i]));
     } else if (has_value && std::strcmp(argv[i], "--repeats") == 0) {
       o.repeats = std::max(1, std::atoi(argv[++i]));
+    } else if (has_value && std::strcmp(argv[i], "--only") == 0) {
+      std::string keys = argv[++i];
+      for (size_t b = 0, e; b <= keys.size(); b = e + 1) {
+        e = keys.find(',', b);
+        if (e == std::string::npos) e = keys.size();
+        if (e > b) o.only.push_back(keys.substr(b, e - b));
+      }
     } else {
-      std::fprintf(stderr, "usage: %s [--threads N] [--repeats R]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [--threads N] [--repeats R] [--only KEYS]\n", argv[0]);
       std::exit(2);
     }
   }
@@ -155,7 +170,8 @@ int main(int argc, char** argv) {
   std::vector<Row> rows;
   const int reps = opt.repeats;
 
-  {  // (f) the tutorial's training step: Linear(10, 1), batch 32, Adam, MSE -- autograd on
+  if (want(opt, "train")) {  // (f) the tutorial's training step: Linear(10, 1), batch 32, Adam, MSE
+                             // -- autograd on
     auto model = ember::nn::Linear(10, 1);
     ember::optim::Adam eopt(model->parameters());
     torch::nn::Linear tmodel(10, 1);
@@ -185,7 +201,7 @@ int main(int argc, char** argv) {
                 1e-5);
     rows.push_back({"training step: Linear(10,1), b32, Adam", m.ember, m.torch});
   }
-  {  // (g) an MLP training step, 784-256-10, batch 64, Adam, cross-entropy
+  if (want(opt, "mlp")) {  // (g) an MLP training step, 784-256-10, batch 64, Adam, cross-entropy
     auto model = ember::nn::Sequential(ember::nn::Linear(784, 256), ember::nn::ReLU(),
                                        ember::nn::Linear(256, 10));
     ember::optim::Adam eopt(model->parameters());
@@ -221,9 +237,10 @@ int main(int argc, char** argv) {
     rows.push_back({"MLP step: 784-256-10, b64, Adam", m.ember, m.torch});
   }
 
-  {  // (h) one MLP epoch on in-memory data: 60000 samples of 784 floats, shuffled each epoch,
-     // batches of 64 gathered with index_select, 784-256-10, Adam, cross-entropy. Each library
-     // shuffles with its own generator, so only the work (not the numbers) is the same.
+  if (want(opt, "epoch")) {  // (h) one MLP epoch on in-memory data: 60000 samples of 784 floats,
+                             // shuffled each epoch,
+    // batches of 64 gathered with index_select, 784-256-10, Adam, cross-entropy. Each library
+    // shuffles with its own generator, so only the work (not the numbers) is the same.
     constexpr int64_t kSamples = 60000, kBatch = 64;
     ember::Tensor X = ember::rand({kSamples, 784}), Y = ember::randint(0, 10, {kSamples});
     torch::Tensor tX = to_torch(X);
@@ -266,7 +283,8 @@ int main(int argc, char** argv) {
     }
     rows.push_back({"MLP epoch: 60000 in memory, b64", m.ember, m.torch});
   }
-  {  // (a') dispatch with autograd recording: inputs require grad, each op records a node
+  if (want(opt, "grad")) {  // (a') dispatch with autograd recording: inputs require grad, each op
+                            // records a node
     ember::Tensor a = ember::rand({3}).requires_grad_(), b = ember::rand({3}).requires_grad_();
     torch::Tensor ta = to_torch(a.detach()).requires_grad_(),
                   tb = to_torch(b.detach()).requires_grad_();
@@ -284,7 +302,8 @@ int main(int argc, char** argv) {
 
   c10::InferenceMode inference;  // the rest is forward only
 
-  {  // (a) per-op latency: a + b on 3-element tensors, result allocation included
+  if (want(opt,
+           "tiny")) {  // (a) per-op latency: a + b on 3-element tensors, result allocation included
     ember::Tensor a = ember::rand({3}), b = ember::rand({3});
     torch::Tensor ta = to_torch(a), tb = to_torch(b);
     ember::Tensor ec;
@@ -293,7 +312,7 @@ int main(int argc, char** argv) {
     check_close("add 3", ec, tc, 1e-6, 1e-6);
     rows.push_back({"add, 3 floats", m.ember, m.torch});
   }
-  {  // (b) ten tiny element-wise ops in a row
+  if (want(opt, "tiny")) {  // (b) ten tiny element-wise ops in a row
     ember::Tensor a = ember::rand({3}), b = ember::rand({3}) + 1;
     torch::Tensor ta = to_torch(a), tb = to_torch(b);
     ember::Tensor ey;
@@ -302,19 +321,20 @@ int main(int argc, char** argv) {
     check_close("chain of 10", ey, ty, 1e-5, 1e-6);
     rows.push_back({"chain of 10 ops, 3 floats", m.ember, m.torch});
   }
-  for (int64_t n : {256, 1024}) {  // (c) sgemm
+  for (int64_t n : {256, 1024, 2048}) {  // (c) sgemm
+    if (!want(opt, "sgemm")) break;
     ember::Tensor a = ember::randn({n, n}), b = ember::randn({n, n});
     torch::Tensor ta = to_torch(a), tb = to_torch(b);
     ember::Tensor ec;
     torch::Tensor tc;
-    int iters = n <= 256 ? 100 : 5;
+    int iters = n <= 256 ? 100 : n <= 1024 ? 5 : 2;
     Medians m =
         measure([&] { ec = ember::mm(a, b); }, [&] { tc = torch::mm(ta, tb); }, iters, reps);
     check_close("sgemm", ec, tc, 1e-3, 1e-3);
     rows.push_back({"sgemm " + std::to_string(n), m.ember, m.torch,
                     2.0 * static_cast<double>(n * n * n), "GFLOP/s"});
   }
-  {  // the machine's float32 FMA peak, sgemm's limit: medians of `reps` runs
+  if (want(opt, "peak")) {  // the machine's float32 FMA peak, sgemm's limit: medians of `reps` runs
     std::vector<double> t;
     ember_bench::PeakRun run;
     for (int r = 0; r < reps; ++r) {
@@ -324,7 +344,8 @@ int main(int argc, char** argv) {
     rows.push_back(
         {std::string("FMA peak, ") + run.isa + " (limit)", median(t), -1, run.flops, "GFLOP/s"});
   }
-  {  // (d) memory bound: add at 32M floats (out of place and in place) and memcpy as the limit
+  if (want(opt, "add")) {  // (d) memory bound: add at 32M floats (out of place and in place) and
+                           // memcpy as the limit
     ember::Tensor a = ember::rand({kLarge}), b = ember::rand({kLarge});
     torch::Tensor ta = to_torch(a), tb = to_torch(b);
     ember::Tensor ec;
@@ -341,14 +362,39 @@ int main(int argc, char** argv) {
     m = measure([&] { ea += b; }, [&] { tta += tb; }, 3, reps);
     rows.push_back({"add_ (in place), 32M floats", m.ember, m.torch, bytes3, "GB/s"});
 
-    std::vector<float> src(kLarge, 1.0f), dst(kLarge, 0.0f);
+    // The limit: std::memcpy split over the same threads, between buffers from ember's
+    // allocator (so both sides have the same pages as the operands above).
+    ember::Tensor src = ember::ones({kLarge}), dst = ember::zeros({kLarge});
     std::vector<double> t;
-    auto copy = [&] { std::memcpy(dst.data(), src.data(), kLarge * sizeof(float)); };
+    auto copy = [&] {
+      const int nt = opt.threads;
+      const int64_t chunk = (kLarge + nt - 1) / nt;
+      std::vector<std::thread> workers;
+      for (int w = 0; w < nt; ++w) {
+        int64_t b = w * chunk, e = std::min(kLarge, b + chunk);
+        if (b >= e) break;
+        workers.emplace_back([&, b, e] {
+          std::memcpy(dst.data_ptr<float>() + b, src.data_ptr<float>() + b,
+                      static_cast<size_t>(e - b) * sizeof(float));
+        });
+      }
+      for (auto& w : workers) w.join();
+    };
     time_once(copy, 1);
     for (int r = 0; r < reps; ++r) t.push_back(time_once(copy, 3));
     rows.push_back({"memcpy, 32M floats (limit)", median(t), -1, bytes2, "GB/s"});
   }
-  {  // (e) full reduction at 32M floats
+  if (want(opt, "chain")) {  // (d') a chain of ten element-wise ops at 32M floats
+    ember::Tensor a = ember::rand({kLarge}), b = ember::rand({kLarge}) + 1;
+    torch::Tensor ta = to_torch(a), tb = to_torch(b);
+    ember::Tensor ey;
+    torch::Tensor ty;
+    Medians m = measure([&] { ey = chain10(a, b); }, [&] { ty = chain10(ta, tb); }, 1, reps);
+    check_close("chain of 10, 32M", ey, ty, 1e-5, 1e-6);
+    // four binary ops (3 x 4 B per element) and six unary ones (2 x 4 B)
+    rows.push_back({"chain of 10 ops, 32M floats", m.ember, m.torch, 96.0 * kLarge, "GB/s"});
+  }
+  if (want(opt, "sum")) {  // (e) full reduction at 32M floats
     ember::Tensor a = ember::rand({kLarge});
     torch::Tensor ta = to_torch(a);
     ember::Tensor es;
@@ -357,7 +403,7 @@ int main(int argc, char** argv) {
     check_close("sum 32M", es, ts, 1e-4, 0);
     rows.push_back({"sum, 32M floats", m.ember, m.torch, 1.0 * kLarge * sizeof(float), "GB/s"});
   }
-  {  // row softmax, (8192, 4096)
+  if (want(opt, "softmax")) {  // row softmax, (8192, 4096)
     ember::Tensor x = ember::randn({8192, 4096});
     torch::Tensor tx = to_torch(x);
     ember::Tensor ey;
@@ -371,6 +417,7 @@ int main(int argc, char** argv) {
   print_table(rows);
   std::printf(
       "\nember/lt: ember time / libtorch time (< 1: ember faster). Rates: GB/s counts bytes read "
-      "+ written once (add 3 x 4 B, memcpy 2 x 4 B, sum 4 B, softmax 2 x 4 B per element).\n");
+      "+ written once (add 3 x 4 B, memcpy 2 x 4 B, sum 4 B, softmax 2 x 4 B, chain of 10 96 B per "
+      "element).\n");
   return 0;
 }

@@ -1,10 +1,15 @@
 // tests/internal/test_host_allocator.cpp: the host block allocator -- alignment, reuse of
-// freed small blocks within a thread, large blocks, and blocks freed on another thread.
+// freed small blocks within a thread, large blocks, huge-page blocks, and blocks freed on
+// another thread.
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cinttypes>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
+#include <fstream>
+#include <string>
 #include <thread>
 
 #include "core/host_allocator.h"
@@ -73,6 +78,60 @@ TEST(HostAllocator, LargeBlocksAreReusedForRequestsTheyFit) {
   host_deallocate(s, size_t{2} << 20);
   host_deallocate(t, size_t{2} << 20);
   host_empty_cache();
+#endif
+}
+
+// The mappings of /proc/self/maps overlapping [begin, end), and whether any of them (per
+// /proc/self/smaps) is eligible for transparent huge pages.
+struct Mapped {
+  bool overlaps = false;
+  bool thp_eligible = false;
+};
+Mapped mapped(uintptr_t begin, uintptr_t end) {
+  std::ifstream smaps("/proc/self/smaps");
+  Mapped m;
+  std::string line;
+  bool inside = false;
+  while (std::getline(smaps, line)) {
+    uintptr_t lo = 0, hi = 0;
+    if (std::sscanf(line.c_str(), "%" SCNxPTR "-%" SCNxPTR " ", &lo, &hi) == 2 &&
+        line.find(':') > line.find(' ')) {
+      inside = lo < end && begin < hi;
+      m.overlaps |= inside;
+    } else if (inside && line.rfind("THPeligible:", 0) == 0) {
+      m.thp_eligible |= line.find('1') != std::string::npos;
+    }
+  }
+  return m;
+}
+
+TEST(HostAllocator, HugeBlocksAreHugePageAlignedAndUnmappedWhenFreed) {
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "huge blocks are off under AddressSanitizer";
+#else
+  host_empty_cache();
+  std::ifstream thp("/sys/kernel/mm/transparent_hugepage/enabled");
+  std::string mode;
+  std::getline(thp, mode);
+  const bool thp_on = !mode.empty() && mode.find("[never]") == std::string::npos;
+  constexpr size_t kHuge = size_t{2} << 20;
+  for (size_t n : {size_t{4} << 20, (size_t{4} << 20) + 1, (size_t{7} << 20) + 123}) {
+    SCOPED_TRACE(n);
+    auto* p = static_cast<unsigned char*>(host_allocate(n));
+    auto begin = reinterpret_cast<uintptr_t>(p);
+    EXPECT_EQ(begin % kHuge, 0u);
+    std::memset(p, 5, n);
+    EXPECT_EQ(std::count(p, p + n, 5), static_cast<std::ptrdiff_t>(n));
+    uintptr_t end = begin + (n + kHuge - 1) / kHuge * kHuge;
+    Mapped live = mapped(begin, end);
+    EXPECT_TRUE(live.overlaps);
+    if (thp_on) {
+      EXPECT_TRUE(live.thp_eligible) << "THP mode: " << mode;
+    }
+    host_deallocate(p, n);
+    host_empty_cache();  // the block leaves the large-block cache and is unmapped, header and all
+    EXPECT_FALSE(mapped(begin - 4096, end).overlaps);
+  }
 #endif
 }
 

@@ -20,26 +20,44 @@ using reduce_detail::Reducer;
 
 constexpr int64_t kBlock = 4096;
 
+// Sum of n contiguous values in blocks of kBlock: each block goes into 32 independent lanes
+// (lane l takes elements l, l + 32, ...; enough for several vector accumulators in flight), the
+// lanes are added in order and block sums are added in double. The order is fixed by the code,
+// not by the vector width the compiler picks, so every build gives the same result.
+template <class T>
+[[gnu::always_inline]] inline double sum_contiguous(const T* x, int64_t n) {
+  constexpr int kLanes = 32;
+  double total = 0;
+  for (int64_t b = 0; b < n; b += kBlock) {
+    int64_t e = std::min(n, b + kBlock);
+    T lanes[kLanes] = {};
+    int64_t i = b;
+    for (; i + kLanes <= e; i += kLanes)
+      for (int l = 0; l < kLanes; ++l) lanes[l] += x[i + l];
+    T block = 0;
+    for (int l = 0; l < kLanes; ++l) block += lanes[l];
+    for (; i < e; ++i) block += x[i];
+    total += block;
+  }
+  return total;
+}
+
+// The same, compiled for AVX2 as well as the baseline (chosen at load time).
+[[gnu::target_clones("arch=haswell", "default")]] double sum_f32(const float* x, int64_t n) {
+  return sum_contiguous(x, n);
+}
+[[gnu::target_clones("arch=haswell", "default")]] double sum_f64(const double* x, int64_t n) {
+  return sum_contiguous(x, n);
+}
+
 // Reduces n elements at x with element stride s.
 template <ReduceOp op, class T>
 typename Reducer<op, T>::Acc reduce_run(const T* x, int64_t n, int64_t s) {
   using R = Reducer<op, T>;
-  if constexpr (op == ReduceOp::Sum && std::is_floating_point_v<T>) {
-    if (s == 1) {  // independent lanes let the compiler vectorize; blocks keep float error small
-      double total = 0;
-      for (int64_t b = 0; b < n; b += kBlock) {
-        int64_t e = std::min(n, b + kBlock);
-        T lanes[16] = {};
-        int64_t i = b;
-        for (; i + 16 <= e; i += 16)
-          for (int l = 0; l < 16; ++l) lanes[l] += x[i + l];
-        T block = 0;
-        for (int l = 0; l < 16; ++l) block += lanes[l];
-        for (; i < e; ++i) block += x[i];
-        total += block;
-      }
-      return total;
-    }
+  if constexpr (op == ReduceOp::Sum && std::is_same_v<T, float>) {
+    if (s == 1) return sum_f32(x, n);
+  } else if constexpr (op == ReduceOp::Sum && std::is_same_v<T, double>) {
+    if (s == 1) return sum_f64(x, n);
   }
   auto acc = R::identity();
   for (int64_t i = 0; i < n; ++i) acc = R::step(acc, x[i * s]);
