@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# scripts/install-deps.sh: installs the Debian 12 packages ember builds and tests with (as root).
+# scripts/install-deps.sh [--tests]: installs the Debian 12 packages ember builds and tests with
+# (as root). --tests adds what only the test suite needs: PyTorch (python3-torch, with numpy) for
+# the interop test that loads ember's files in PyTorch itself.
 set -euo pipefail
 packages=(g++ cmake ninja-build libopenblas-openmp-dev libgtest-dev libgmock-dev zlib1g-dev
           libzip-dev pkg-config nlohmann-json3-dev libcli11-dev dataset-fashion-mnist
           python3 python3-venv)
+[ "${1:-}" = --tests ] && packages+=(python3-torch)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -1,9 +1,14 @@
 // tests/interop/interop_check.cpp: the C++ half of the Python interop tests.
-//   interop_check read DIR   loads the files make_fixtures.py wrote with numpy and safetensors
-//   interop_check write DIR  writes the files check_ember_files.py loads with numpy
+//   interop_check read DIR          loads the files make_fixtures.py wrote with numpy/safetensors
+//   interop_check write DIR         writes the files check_ember_files.py loads with numpy
+//   interop_check write-models DIR  saves an MLP's and a CNN's state dicts, inputs and outputs,
+//                                   which torch_check.py loads into the same PyTorch models
+//   interop_check read-models DIR   loads the state dicts torch_check.py saved from PyTorch and
+//                                   checks ember's outputs against PyTorch's
 // The values are those of fixture_values.py. Prints one line per check; exits 1 on any failure.
 #include <cmath>
 #include <iostream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -11,6 +16,7 @@
 #include "ember/io/npy.h"
 #include "ember/io/npz.h"
 #include "ember/io/safetensors.h"
+#include "ember/nn/modules.h"
 
 namespace {
 
@@ -135,19 +141,92 @@ void write_files(const std::string& dir) {
   std::cout << "wrote " << dir << "\n";
 }
 
+// The models both sides build: PyTorch's nn.Sequential of the same layers has the same
+// state-dict names ("0.weight", "1.running_mean", "1.num_batches_tracked", ...).
+ember::nn::Sequential make_mlp() {
+  namespace nn = ember::nn;
+  return nn::Sequential(nn::Linear(4, 8), nn::ReLU(), nn::Linear(8, 3));
+}
+ember::nn::Sequential make_cnn() {
+  namespace nn = ember::nn;
+  return nn::Sequential(nn::Conv2d(1, 4, 3, {.padding = 1}), nn::BatchNorm2d(4), nn::ReLU(),
+                        nn::MaxPool2d(2), nn::Flatten(), nn::Linear(4 * 4 * 4, 3));
+}
+
+Tensor named(const ember::io::NamedTensors& tensors, const std::string& name) {
+  for (const auto& [key, t] : tensors)
+    if (key == name) return t;
+  throw std::runtime_error("no tensor named " + name);
+}
+
+void check_close(const std::string& what, const Tensor& actual, const Tensor& expected) {
+  bool same = actual.sizes() == expected.sizes();
+  if (same) {
+    auto a = actual.to(ember::kFloat64).contiguous().to_vector<double>();
+    auto e = expected.to(ember::kFloat64).contiguous().to_vector<double>();
+    for (size_t i = 0; i < a.size(); ++i)
+      same = same && std::abs(a[i] - e[i]) <= 1e-5 + 1e-5 * std::abs(e[i]);
+  }
+  std::cout << (same ? "ok " : "FAIL ") << what << "\n";
+  if (!same) {
+    ++failures;
+    std::cout << "got " << actual << "\nexpected " << expected << "\n";
+  }
+}
+
+void write_models(const std::string& dir) {
+  namespace io = ember::io;
+  ember::manual_seed(7);
+  auto mlp = make_mlp();
+  auto cnn = make_cnn();
+  {  // one training-mode pass, so that the running statistics are not their initial values
+    ember::NoGradGuard no_grad;
+    cnn(ember::randn({6, 1, 8, 8}) * 2 + 0.5);
+  }
+  mlp->eval();
+  cnn->eval();
+  Tensor x_mlp = ember::randn({5, 4}), x_cnn = ember::randn({2, 1, 8, 8});
+  ember::NoGradGuard no_grad;
+  io::save_safetensors(dir + "/mlp.safetensors", mlp->state_dict());
+  io::save_safetensors(dir + "/cnn.safetensors", cnn->state_dict());
+  io::save_safetensors(
+      dir + "/io.safetensors",
+      {{"x_mlp", x_mlp}, {"y_mlp", mlp(x_mlp)}, {"x_cnn", x_cnn}, {"y_cnn", cnn(x_cnn)}});
+  std::cout << "wrote models to " << dir << "\n";
+}
+
+void read_models(const std::string& dir) {
+  namespace io = ember::io;
+  auto mlp = make_mlp();
+  auto cnn = make_cnn();
+  mlp->load_state_dict(io::load_safetensors(dir + "/mlp.safetensors").tensors);
+  cnn->load_state_dict(io::load_safetensors(dir + "/cnn.safetensors").tensors);
+  mlp->eval();
+  cnn->eval();
+  io::NamedTensors data = io::load_safetensors(dir + "/io.safetensors").tensors;
+  ember::NoGradGuard no_grad;
+  check_close("PyTorch MLP in ember", mlp(named(data, "x_mlp")), named(data, "y_mlp"));
+  check_close("PyTorch CNN in ember", cnn(named(data, "x_cnn")), named(data, "y_cnn"));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 3 || (std::string(argv[1]) != "read" && std::string(argv[1]) != "write")) {
-    std::cerr << "usage: interop_check read|write DIR\n";
+  const std::string mode = argc == 3 ? argv[1] : "";
+  if (mode != "read" && mode != "write" && mode != "read-models" && mode != "write-models") {
+    std::cerr << "usage: interop_check read|write|read-models|write-models DIR\n";
     return 2;
   }
   try {
-    if (std::string(argv[1]) == "read")
+    if (mode == "read")
       read_fixtures(argv[2]);
-    else
+    else if (mode == "write")
       write_files(argv[2]);
-  } catch (const ember::Error& e) {
+    else if (mode == "read-models")
+      read_models(argv[2]);
+    else
+      write_models(argv[2]);
+  } catch (const std::exception& e) {
     std::cout << "FAIL: " << e.what() << "\n";
     return 1;
   }
