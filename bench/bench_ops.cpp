@@ -1,5 +1,7 @@
-// bench/bench_ops.cpp: Google Benchmark micro benchmarks of ember alone -- per-op dispatch cost on
-// tiny tensors, memory-bound element-wise ops and reductions at 32M floats, row softmax and sgemm.
+// bench/bench_ops.cpp: Google Benchmark micro benchmarks of ember alone, for machines without
+// LibTorch -- per-op dispatch cost on tiny tensors (with and without autograd), the tutorial's
+// training step and an MLP step, memory-bound element-wise ops and reductions at 32M floats, row
+// softmax and sgemm, next to the machine's limits measured in the same run (FMA peak, memcpy).
 // Run: ./build/bench/bench/ember_bench (see docs/PERFORMANCE.md for the numbers measured so far).
 #include <benchmark/benchmark.h>
 
@@ -7,6 +9,8 @@
 
 #include "chain10.h"
 #include "ember/ember.h"
+#include "fma_peak.h"
+#include "memcpy_limit.h"
 
 namespace {
 
@@ -43,6 +47,45 @@ void BM_Chain10Tiny(benchmark::State& state) {
 }
 BENCHMARK(BM_Chain10Tiny);
 
+// Dispatch with autograd recording: both inputs require grad, each add records a node.
+void BM_AddTinyRequiresGrad(benchmark::State& state) {
+  ember::Tensor a = ember::rand({3}).requires_grad_(), b = ember::rand({3}).requires_grad_();
+  for (auto _ : state) {
+    ember::Tensor c = a + b;
+    benchmark::DoNotOptimize(c.raw_data_ptr());
+  }
+}
+BENCHMARK(BM_AddTinyRequiresGrad);
+
+// The tutorial's training step: Linear(10, 1), batch 32, Adam, MSE.
+void BM_TutorialStep(benchmark::State& state) {
+  auto model = ember::nn::Linear(10, 1);
+  ember::optim::Adam opt(model->parameters());
+  ember::Tensor x = ember::rand({32, 10}), y = ember::rand({32, 1});
+  for (auto _ : state) {
+    ember::Tensor loss = ember::nn::F::mse_loss(model(x), y);
+    opt.zero_grad();
+    loss.backward();
+    opt.step();
+  }
+}
+BENCHMARK(BM_TutorialStep);
+
+// An MLP step: 784-256-10, batch 64, Adam, cross-entropy.
+void BM_MlpStep(benchmark::State& state) {
+  auto model = ember::nn::Sequential(ember::nn::Linear(784, 256), ember::nn::ReLU(),
+                                     ember::nn::Linear(256, 10));
+  ember::optim::Adam opt(model->parameters());
+  ember::Tensor x = ember::rand({64, 784}), y = ember::randint(0, 10, {64});
+  for (auto _ : state) {
+    ember::Tensor loss = ember::nn::F::cross_entropy(model(x), y);
+    opt.zero_grad();
+    loss.backward();
+    opt.step();
+  }
+}
+BENCHMARK(BM_MlpStep)->Unit(benchmark::kMicrosecond);
+
 // Memory bound: reads 2 and writes 1 float per element.
 void BM_Add32M(benchmark::State& state) {
   ember::Tensor a = ember::rand({kLarge}), b = ember::rand({kLarge});
@@ -53,6 +96,41 @@ void BM_Add32M(benchmark::State& state) {
   state.SetBytesProcessed(state.iterations() * 3 * kLarge * int64_t{sizeof(float)});
 }
 BENCHMARK(BM_Add32M)->Unit(benchmark::kMillisecond)->MinTime(0.5)->UseRealTime();
+
+void BM_AddInplace32M(benchmark::State& state) {
+  ember::Tensor a = ember::rand({kLarge}), b = ember::rand({kLarge});
+  for (auto _ : state) {
+    a += b;
+    benchmark::DoNotOptimize(a.raw_data_ptr());
+  }
+  state.SetBytesProcessed(state.iterations() * 3 * kLarge * int64_t{sizeof(float)});
+}
+BENCHMARK(BM_AddInplace32M)->Unit(benchmark::kMillisecond)->MinTime(0.5)->UseRealTime();
+
+// Ten element-wise ops in a row at 32M floats: four binary (3 x 4 B per element), six unary
+// (2 x 4 B).
+void BM_Chain10_32M(benchmark::State& state) {
+  ember::Tensor a = ember::rand({kLarge}), b = ember::rand({kLarge}) + 1;
+  for (auto _ : state) {
+    ember::Tensor y = chain10(a, b);
+    benchmark::DoNotOptimize(y.raw_data_ptr());
+  }
+  state.SetBytesProcessed(state.iterations() * 96 * kLarge);
+}
+BENCHMARK(BM_Chain10_32M)->Unit(benchmark::kMillisecond)->MinTime(0.5)->UseRealTime();
+
+// The limit of the memory-bound rows: memcpy of 32M floats over ember's threads, between
+// buffers from ember's allocator; reads 1 and writes 1 float per element.
+void BM_MemcpyLimit32M(benchmark::State& state) {
+  ember::Tensor src = ember::ones({kLarge}), dst = ember::zeros({kLarge});
+  for (auto _ : state) {
+    ember_bench::parallel_memcpy(dst.raw_data_ptr(), src.raw_data_ptr(), kLarge * sizeof(float),
+                                 ember::get_num_threads());
+    benchmark::DoNotOptimize(dst.raw_data_ptr());
+  }
+  state.SetBytesProcessed(state.iterations() * 2 * kLarge * int64_t{sizeof(float)});
+}
+BENCHMARK(BM_MemcpyLimit32M)->Unit(benchmark::kMillisecond)->MinTime(0.5)->UseRealTime();
 
 void BM_Sum32M(benchmark::State& state) {
   ember::Tensor a = ember::rand({kLarge});
@@ -94,6 +172,20 @@ BENCHMARK(BM_Sgemm)
     ->Unit(benchmark::kMillisecond)
     ->MinTime(0.5)
     ->UseRealTime();
+
+// The limit of the sgemm rows: float32 FMA throughput with the widest vectors, on ember's threads.
+void BM_FmaPeakLimit(benchmark::State& state) {
+  double seconds = 0, flops = 0;
+  for (auto _ : state) {
+    ember_bench::PeakRun run = ember_bench::measure_fma_peak(ember::get_num_threads());
+    state.SetIterationTime(run.seconds);
+    seconds += run.seconds;
+    flops += run.flops;
+    state.SetLabel(run.isa);
+  }
+  state.counters["FLOP/s"] = benchmark::Counter(flops / seconds);
+}
+BENCHMARK(BM_FmaPeakLimit)->Unit(benchmark::kMillisecond)->UseManualTime()->Iterations(3);
 
 }  // namespace
 

@@ -25,6 +25,7 @@
 #include "chain10.h"
 #include "ember/ember.h"
 #include "fma_peak.h"
+#include "memcpy_limit.h"
 
 namespace {
 
@@ -367,18 +368,8 @@ int main(int argc, char** argv) {
     ember::Tensor src = ember::ones({kLarge}), dst = ember::zeros({kLarge});
     std::vector<double> t;
     auto copy = [&] {
-      const int nt = opt.threads;
-      const int64_t chunk = (kLarge + nt - 1) / nt;
-      std::vector<std::thread> workers;
-      for (int w = 0; w < nt; ++w) {
-        int64_t b = w * chunk, e = std::min(kLarge, b + chunk);
-        if (b >= e) break;
-        workers.emplace_back([&, b, e] {
-          std::memcpy(dst.data_ptr<float>() + b, src.data_ptr<float>() + b,
-                      static_cast<size_t>(e - b) * sizeof(float));
-        });
-      }
-      for (auto& w : workers) w.join();
+      ember_bench::parallel_memcpy(dst.raw_data_ptr(), src.raw_data_ptr(), kLarge * sizeof(float),
+                                   opt.threads);
     };
     time_once(copy, 1);
     for (int r = 0; r < reps; ++r) t.push_back(time_once(copy, 3));

@@ -24,7 +24,9 @@ __attribute__((target("avx512f"))) float chains_avx512(int64_t iters) {
     for (int k = 0; k < kChains; ++k) acc[k] = _mm512_fmadd_ps(acc[k], b, c);
   __m512 s = acc[0];
   for (int k = 1; k < kChains; ++k) s = _mm512_add_ps(s, acc[k]);
-  return _mm512_reduce_add_ps(s);
+  float out[16];
+  _mm512_storeu_ps(out, s);
+  return out[0] + out[15];
 }
 
 __attribute__((target("avx2,fma"))) float chains_avx2(int64_t iters) {
