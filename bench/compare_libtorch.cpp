@@ -7,7 +7,7 @@
 //
 // Usage: ember_vs_libtorch [--threads N] [--repeats R] [--only KEYS]
 //   defaults: hardware threads, 7 repeats, every workload; KEYS is a comma-separated list of
-//   workload keys (train, mlp, epoch, grad, tiny, sgemm, peak, add, chain, sum, softmax).
+//   workload keys (train, mlp, cnn, epoch, grad, tiny, sgemm, peak, add, chain, sum, softmax).
 #include <torch/torch.h>
 
 #include <algorithm>
@@ -238,6 +238,51 @@ int main(int argc, char** argv) {
     rows.push_back({"MLP step: 784-256-10, b64, Adam", m.ember, m.torch});
   }
 
+  if (want(opt, "cnn")) {  // (g') the CNN of `ember train --model cnn`: a step, batch 64, Adam
+    namespace enn = ember::nn;
+    namespace tnn = torch::nn;
+    auto model = enn::Sequential(enn::Conv2d(1, 32, 3, {.padding = 1}), enn::ReLU(),
+                                 enn::MaxPool2d(2), enn::Conv2d(32, 64, 3, {.padding = 1}),
+                                 enn::ReLU(), enn::MaxPool2d(2), enn::Flatten(),
+                                 enn::Linear(64 * 7 * 7, 128), enn::ReLU(), enn::Linear(128, 10));
+    tnn::Sequential tmodel(tnn::Conv2d(tnn::Conv2dOptions(1, 32, 3).padding(1)), tnn::ReLU(),
+                           tnn::MaxPool2d(2), tnn::Conv2d(tnn::Conv2dOptions(32, 64, 3).padding(1)),
+                           tnn::ReLU(), tnn::MaxPool2d(2), tnn::Flatten(),
+                           tnn::Linear(64 * 7 * 7, 128), tnn::ReLU(), tnn::Linear(128, 10));
+    {
+      torch::NoGradGuard no_grad;
+      auto ep = model->parameters();
+      auto tp = tmodel->parameters();
+      for (size_t i = 0; i < ep.size(); ++i) tp[i].copy_(to_torch(ep[i].detach()));
+    }
+    ember::optim::Adam eopt(model->parameters());
+    torch::optim::Adam topt(tmodel->parameters(), torch::optim::AdamOptions(1e-3));
+    ember::Tensor X = ember::rand({64, 1, 28, 28});
+    ember::Tensor y = ember::randint(0, 10, {64});
+    torch::Tensor tX = to_torch(X);
+    torch::Tensor ty = torch::from_blob(y.data_ptr<int64_t>(), {64}, torch::kInt64).clone();
+    auto ember_step = [&] {
+      ember::Tensor loss = ember::nn::F::cross_entropy(model(X), y);
+      eopt.zero_grad();
+      loss.backward();
+      eopt.step();
+    };
+    auto torch_step = [&] {
+      torch::Tensor loss = torch::nn::functional::cross_entropy(tmodel->forward(tX), ty);
+      topt.zero_grad();
+      loss.backward();
+      topt.step();
+    };
+    // One step each must agree (over many Adam steps, float rounding differences grow: Adam
+    // moves every weight by about lr whatever the size of its gradient).
+    ember_step();
+    torch_step();
+    for (size_t i = 0; i < model->parameters().size(); ++i)
+      check_close("CNN step", model->parameters()[i].detach(), tmodel->parameters()[i].detach(),
+                  1e-4, 1e-5);
+    Medians m = measure(ember_step, torch_step, 10, reps);
+    rows.push_back({"CNN step: 2 conv, b64, Adam", m.ember, m.torch});
+  }
   if (want(opt, "epoch")) {  // (h) one MLP epoch on in-memory data: 60000 samples of 784 floats,
                              // shuffled each epoch,
     // batches of 64 gathered with index_select, 784-256-10, Adam, cross-entropy. Each library

@@ -188,6 +188,22 @@ TEST_P(ConvTest, MaxPoolGradientGoesToTheMaxima) {
   EXPECT_DOUBLE_EQ(peak.grad().sum().item<double>(), 4.0);
 }
 
+TEST_P(ConvTest, MaxPoolTiesGoToTheFirstMaximumAndNanWins) {
+  // Equal values: the first position of each window (in row-major order) takes the gradient,
+  // as in PyTorch.
+  Tensor x = ones({1, 1, 2, 4}, on()).requires_grad_();
+  F::max_pool2d(x, 2).sum().backward();
+  EXPECT_TRUE(tensor_close(x.grad(), make({{{{1.0, 0.0, 1.0, 0.0}, {0.0, 0.0, 0.0, 0.0}}}})));
+  // A NaN is the window's maximum and takes the gradient, even after a larger value.
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  Tensor y = make({{{{5.0, 1.0, 2.0, 3.0}, {nan, 9.0, 4.0, 0.0}}}}).requires_grad_();
+  Tensor out = F::max_pool2d(y, 2);
+  EXPECT_TRUE(std::isnan(out.view({-1})[0].item<double>()));
+  EXPECT_DOUBLE_EQ(out.view({-1})[1].item<double>(), 4.0);
+  out.sum().backward();
+  EXPECT_TRUE(tensor_close(y.grad(), make({{{{0.0, 0.0, 0.0, 0.0}, {1.0, 0.0, 1.0, 0.0}}}})));
+}
+
 TEST_P(ConvTest, PoolingGradcheck) {
   manual_seed(11);
   // Random float64 values have no ties, so max's gradient is well defined.

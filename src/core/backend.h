@@ -112,6 +112,16 @@ class Backend {
   virtual void im2col(const View& cols, const View& image, const Conv2dGeometry& g) = 0;
   virtual void col2im(const View& image, const View& cols, const Conv2dGeometry& g) = 0;
 
+  // Max pooling over the windows of g (padding never wins). image: (N, C, H, W); values and
+  // indices (int64): (N, C, out_h, out_w); all contiguous, one floating dtype. Each index is the
+  // flat position (y * W + x) of the window's first maximum in its input plane, NaN counting as
+  // a maximum (PyTorch's max_pool2d_with_indices). max_pool2d_backward overwrites grad_image
+  // with each output's gradient summed at its index.
+  virtual void max_pool2d(const View& values, const View& indices, const View& image,
+                          const Conv2dGeometry& g) = 0;
+  virtual void max_pool2d_backward(const View& grad_image, const View& grad_out,
+                                   const View& indices, const Conv2dGeometry& g) = 0;
+
   // index: int64, bounds already checked. dst of index_select is contiguous.
   virtual void index_select(const View& dst, const View& src, int64_t dim, const View& index) = 0;
   virtual void gather(const View& dst, const View& src, int64_t dim, const View& index) = 0;

@@ -1,11 +1,13 @@
-// nn/pooling.cpp: max_pool2d (window maxima with their argmax, whose backward scatters into
-// them), avg_pool2d (window sums over unfolded columns) and adaptive_avg_pool2d (two averaging
-// matrices), with PyTorch's output sizes, ceil_mode and padding rules.
+// nn/pooling.cpp: max_pool2d (the backend's window maxima and their input positions, whose
+// backward adds the gradient there), avg_pool2d (window sums over unfolded columns) and
+// adaptive_avg_pool2d (two averaging matrices), with PyTorch's output sizes, ceil_mode and
+// padding rules.
 #include <algorithm>
 #include <limits>
 #include <vector>
 
 #include "autograd/function.h"
+#include "core/make_tensor.h"
 #include "ember/ops.h"
 #include "nn/image_ops.h"
 
@@ -75,45 +77,24 @@ Tensor unbatch_like(const Tensor& out, const Tensor& input) {
 
 Tensor max_pool2d(const Tensor& input, Size2d kernel, const MaxPool2dOptions& o) {
   image::check_floating("max_pool2d", input);
-  Tensor x = image::as_batched("max_pool2d", input);
+  Tensor x = image::as_batched("max_pool2d", input).contiguous();
   Conv2dGeometry g = pool_geometry("max_pool2d", x, kernel, stride_or_kernel(o.stride, kernel),
                                    o.padding, o.dilation, o.ceil_mode);
-  int64_t n = g.batch, c = g.channels, taps = g.kernel_h * g.kernel_w, len = g.out_h * g.out_w;
-  // Padding must lose every comparison, so the windows read from a copy framed with -infinity,
-  // large enough for the windows ceil_mode adds; then im2col needs no padding of its own.
-  Conv2dGeometry framed = g;
-  framed.pad_h = framed.pad_w = 0;
-  framed.height = std::max(g.height + 2 * g.pad_h,
-                           (g.out_h - 1) * g.stride_h + g.dilation_h * (g.kernel_h - 1) + 1);
-  framed.width = std::max(g.width + 2 * g.pad_w,
-                          (g.out_w - 1) * g.stride_w + g.dilation_w * (g.kernel_w - 1) + 1);
-  bool needs_frame = framed.height != g.height || framed.width != g.width;
-  Tensor out, argmax;
-  {
-    NoGradGuard no_grad;
-    Tensor src = x;
-    if (needs_frame) {
-      src = full({n, c, framed.height, framed.width}, -std::numeric_limits<double>::infinity(),
-                 {.dtype = x.dtype(), .device = x.device()});
-      src.narrow(2, g.pad_h, g.height).narrow(3, g.pad_w, g.width).copy_(x);
-    }
-    Tensor cols = image::im2col(src, framed).view({n, c, taps, len});
-    auto [values, indices] = max(cols, 2);  // (N, C, L): each window's maximum and its tap
-    out = unbatch_like(values.view({n, c, g.out_h, g.out_w}), input);
-    argmax = indices;
-  }
-  autograd::record("MaxPool2DWithIndicesBackward0", {&input}, out,
-                   [argmax, g, framed, in_shape = input.sizes()](const Tensor& grad) {
-                     int64_t n = g.batch, c = g.channels, len = g.out_h * g.out_w;
-                     Tensor gcols = zeros({n, c, g.kernel_h * g.kernel_w, len},
-                                          {.dtype = grad.dtype(), .device = grad.device()});
-                     gcols.scatter_add_(2, argmax.unsqueeze(2), grad.reshape({n, c, 1, len}));
-                     Tensor gx = image::col2im(gcols.view({n, -1, len}), framed);
-                     if (framed.height != g.height || framed.width != g.width)
-                       gx =
-                           gx.narrow(2, g.pad_h, g.height).narrow(3, g.pad_w, g.width).contiguous();
-                     return std::vector<Tensor>{gx.view(in_shape)};
-                   });
+  Shape out_shape{g.batch, g.channels, g.out_h, g.out_w};
+  Tensor values = make_tensor(out_shape, x.dtype(), x.device());
+  Tensor indices = make_tensor(out_shape, kInt64, x.device());
+  if (values.numel() > 0)
+    backend_for(x).max_pool2d(view_of(values), view_of(indices), view_of(x), g);
+  Tensor out = unbatch_like(values, input);
+  autograd::record(
+      "MaxPool2DWithIndicesBackward0", {&input}, out,
+      [indices, g, in_shape = input.sizes()](const Tensor& grad) {
+        Tensor gy = grad.reshape({g.batch, g.channels, g.out_h, g.out_w}).contiguous();
+        Tensor gx = make_tensor({g.batch, g.channels, g.height, g.width}, gy.dtype(), gy.device());
+        if (gx.numel() > 0)
+          backend_for(gx).max_pool2d_backward(view_of(gx), view_of(gy), view_of(indices), g);
+        return std::vector<Tensor>{gx.view(in_shape)};
+      });
   return out;
 }
 

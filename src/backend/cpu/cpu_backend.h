@@ -25,6 +25,10 @@ class CpuBackend : public Backend {
   void softmax(const View& dst, const View& src, int64_t dim, bool log) override;
   void im2col(const View& cols, const View& image, const Conv2dGeometry& g) override;
   void col2im(const View& image, const View& cols, const Conv2dGeometry& g) override;
+  void max_pool2d(const View& values, const View& indices, const View& image,
+                  const Conv2dGeometry& g) override;
+  void max_pool2d_backward(const View& grad_image, const View& grad_out, const View& indices,
+                           const Conv2dGeometry& g) override;
   void index_select(const View& dst, const View& src, int64_t dim, const View& index) override;
   void gather(const View& dst, const View& src, int64_t dim, const View& index) override;
   void scatter_add(const View& dst, int64_t dim, const View& index, const View& src) override;

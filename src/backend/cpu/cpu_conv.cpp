@@ -1,6 +1,10 @@
-// backend/cpu/cpu_conv.cpp: im2col and col2im on the CPU -- plain loops over one image plane per
-// (batch, channel) pair, run in parallel over those pairs when the work is large.
+// backend/cpu/cpu_conv.cpp: the window kernels of the image layers on the CPU -- im2col, col2im
+// and max pooling (each window's maximum and its flat input position in one pass; the backward
+// adds each output's gradient there) -- plain loops over one image plane per (batch, channel)
+// pair, run in parallel over those pairs when the work is large.
 #include <algorithm>
+#include <limits>
+#include <vector>
 
 #include "backend/cpu/cpu_backend.h"
 #include "backend/cpu/cpu_loops.h"
@@ -72,6 +76,56 @@ void col2im_plane(T* image, const T* cols, const Conv2dGeometry& g) {
   }
 }
 
+// The taps [lo, hi) of a window starting at `start` (may be negative: padding) that land inside
+// [0, extent): start + k * dilation in range.
+void tap_range(int64_t start, int64_t dilation, int64_t kernel, int64_t extent, int64_t& lo,
+               int64_t& hi) {
+  lo = start >= 0 ? 0 : (-start + dilation - 1) / dilation;
+  hi = start >= extent ? 0 : std::min(kernel, (extent - start + dilation - 1) / dilation);
+  hi = std::max(hi, lo);
+}
+
+// One plane's window maxima, a row of outputs at a time: for each tap in row-major order, every
+// output whose window has that tap inside the input compares it (branch-free selects, so random
+// data costs no mispredictions). As PyTorch: each output starts from -inf at its window's first
+// position inside the input, a later value wins when greater, and the first NaN wins for good.
+// best and best_at hold out_w entries.
+template <class T>
+void max_pool_plane(T* values, int64_t* indices, const T* x, const Conv2dGeometry& g, T* best,
+                    int64_t* best_at) {
+  for (int64_t oy = 0; oy < g.out_h; ++oy) {
+    const int64_t y0 = oy * g.stride_h - g.pad_h;
+    int64_t ky_lo, ky_hi;
+    tap_range(y0, g.dilation_h, g.kernel_h, g.height, ky_lo, ky_hi);
+    const int64_t first_row = (y0 + ky_lo * g.dilation_h) * g.width;
+    for (int64_t ox = 0; ox < g.out_w; ++ox) {
+      const int64_t x0 = ox * g.stride_w - g.pad_w;
+      int64_t kx_lo, kx_hi;
+      tap_range(x0, g.dilation_w, g.kernel_w, g.width, kx_lo, kx_hi);
+      best[ox] = -std::numeric_limits<T>::infinity();
+      best_at[ox] = first_row + x0 + kx_lo * g.dilation_w;
+    }
+    for (int64_t ky = ky_lo; ky < ky_hi; ++ky) {
+      const int64_t row = (y0 + ky * g.dilation_h) * g.width;
+      for (int64_t kx = 0; kx < g.kernel_w; ++kx) {
+        const int64_t x_off = kx * g.dilation_w - g.pad_w;
+        int64_t lo, hi;
+        valid_range(x_off, g.stride_w, g.width, g.out_w, lo, hi);
+        const T* in = x + row + x_off;
+        for (int64_t ox = lo; ox < hi; ++ox) {
+          const T v = in[ox * g.stride_w];
+          const T b = best[ox];
+          const bool take = (v > b || v != v) && b == b;  // v != v: NaN
+          best[ox] = take ? v : b;
+          best_at[ox] = take ? row + x_off + ox * g.stride_w : best_at[ox];
+        }
+      }
+    }
+    std::copy_n(best, g.out_w, values + oy * g.out_w);
+    std::copy_n(best_at, g.out_w, indices + oy * g.out_w);
+  }
+}
+
 void check_float(const char* op, DType dtype) {
   EMBER_CHECK_KIND(DType, dtype == kFloat32 || dtype == kFloat64, "[", op,
                    "] expected float32 or float64, got ", dtype);
@@ -102,6 +156,48 @@ void CpuBackend::col2im(const View& image, const View& cols, const Conv2dGeometr
       const T* c = static_cast<const T*>(cols.data);
       cpu::parallel_for(g.batch * g.channels, plane_grain(g), [&](int64_t b, int64_t e) {
         for (int64_t p = b; p < e; ++p) col2im_plane(x + p * plane, c + p * col_plane, g);
+      });
+    }
+  });
+}
+
+void CpuBackend::max_pool2d(const View& values, const View& indices, const View& image,
+                            const Conv2dGeometry& g) {
+  check_float("max_pool2d", image.dtype);
+  const int64_t plane = g.height * g.width, out_plane = g.out_h * g.out_w;
+  visit_dtype(image.dtype, [&]<class T>() {
+    if constexpr (std::is_floating_point_v<T>) {
+      T* v = static_cast<T*>(values.data);
+      int64_t* idx = static_cast<int64_t*>(indices.data);
+      const T* x = static_cast<const T*>(image.data);
+      cpu::parallel_for(g.batch * g.channels, plane_grain(g), [&](int64_t b, int64_t e) {
+        std::vector<T> best(g.out_w);
+        std::vector<int64_t> best_at(g.out_w);
+        for (int64_t p = b; p < e; ++p)
+          max_pool_plane(v + p * out_plane, idx + p * out_plane, x + p * plane, g, best.data(),
+                         best_at.data());
+      });
+    }
+  });
+}
+
+void CpuBackend::max_pool2d_backward(const View& grad_image, const View& grad_out,
+                                     const View& indices, const Conv2dGeometry& g) {
+  check_float("max_pool2d_backward", grad_image.dtype);
+  const int64_t plane = g.height * g.width, out_plane = g.out_h * g.out_w;
+  visit_dtype(grad_image.dtype, [&]<class T>() {
+    if constexpr (std::is_floating_point_v<T>) {
+      T* gx = static_cast<T*>(grad_image.data);
+      const T* gy = static_cast<const T*>(grad_out.data);
+      const int64_t* idx = static_cast<const int64_t*>(indices.data);
+      cpu::parallel_for(g.batch * g.channels, plane_grain(g), [&](int64_t b, int64_t e) {
+        for (int64_t p = b; p < e; ++p) {
+          T* dst = gx + p * plane;
+          std::fill_n(dst, plane, T(0));
+          const T* src = gy + p * out_plane;
+          const int64_t* at = idx + p * out_plane;
+          for (int64_t i = 0; i < out_plane; ++i) dst[at[i]] += src[i];
+        }
       });
     }
   });

@@ -106,6 +106,27 @@ void CpuBackend::where(const View& dst, const View& cond, const View& a, const V
   visit_dtype(dst.dtype, [&]<class T>() {
     cpu::StridedOperands<4> it({&dst, &cond, &a, &b});
     it.run([](char** p, const int64_t* s, int64_t n) {
+      constexpr int64_t st = sizeof(T);
+      if (s[0] == st && s[1] == sizeof(bool) && (s[2] == st || s[2] == 0) &&
+          (s[3] == st || s[3] == 0)) {  // dense, or one side a broadcast scalar (relu's backward)
+        T* o = reinterpret_cast<T*>(p[0]);
+        const bool* c = reinterpret_cast<const bool*>(p[1]);
+        const T* x = reinterpret_cast<const T*>(p[2]);
+        const T* y = reinterpret_cast<const T*>(p[3]);
+        if (s[2] == st && s[3] == st) {
+          for (int64_t i = 0; i < n; ++i) o[i] = c[i] ? x[i] : y[i];
+        } else if (s[2] == st) {
+          const T y0 = *y;
+          for (int64_t i = 0; i < n; ++i) o[i] = c[i] ? x[i] : y0;
+        } else if (s[3] == st) {
+          const T x0 = *x;
+          for (int64_t i = 0; i < n; ++i) o[i] = c[i] ? x0 : y[i];
+        } else {
+          const T x0 = *x, y0 = *y;
+          for (int64_t i = 0; i < n; ++i) o[i] = c[i] ? x0 : y0;
+        }
+        return;
+      }
       for (int64_t i = 0; i < n; ++i) {
         bool c = *reinterpret_cast<const bool*>(p[1] + i * s[1]);
         *reinterpret_cast<T*>(p[0] + i * s[0]) =

@@ -2,6 +2,7 @@
 // Outputs are computed independently (parallel over outputs), a single long contiguous row is
 // split into fixed blocks (parallel, combined in order, so results never depend on thread count),
 // and reducing leading dims of a contiguous tensor accumulates whole rows at a time.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -93,18 +94,42 @@ void reduce_typed(const View& dst, const View& src, uint64_t mask) {
     y[0] = static_cast<T>(acc);
     return;
   }
-  bool rows_last = kept.ndim == 1 && kept.strides[0] == 1 && out.ndim == 1 && out.strides[0] == 1;
-  if (rows_last) {  // reducing leading dims: accumulate whole contiguous rows
-    int64_t width = kept.sizes[0];
-    cpu::parallel_for(width, 2048, [&](int64_t b, int64_t e) {
-      std::vector<Acc> acc(e - b, R::identity());
-      for (int64_t r = 0; r < n_red; ++r) {
-        const T* row = x + red.offset(r);
-        for (int64_t j = b; j < e; ++j) acc[j - b] = R::step(acc[j - b], row[j]);
+  // The innermost kept dim contiguous in src and dst: accumulate whole rows of it, over every
+  // reduced offset in order (reducing leading or middle dims, e.g. over the taps of pooling
+  // windows laid out as (N, C, taps, L)).
+  const int kl = kept.ndim - 1;
+  if (kept.ndim >= 1 && kept.strides[kl] == 1 && out.ndim >= 1 && out.strides[out.ndim - 1] == 1 &&
+      out.sizes[out.ndim - 1] % kept.sizes[kl] == 0 && kept.sizes[kl] >= 16) {
+    const int64_t width = kept.sizes[kl], rows = n_out / width;
+    constexpr int64_t kChunk = 2048;
+    const int64_t chunks = (width + kChunk - 1) / kChunk;
+    int64_t grain = std::max<int64_t>(1, cpu::kGrainSize / (n_red * std::min(width, kChunk)));
+    cpu::parallel_for(rows * chunks, grain, [&](int64_t b, int64_t e) {
+      Acc acc[kChunk];
+      for (int64_t task = b; task < e; ++task) {
+        const int64_t row = task / chunks, j0 = (task % chunks) * kChunk,
+                      w = std::min(kChunk, width - j0);
+        // Offsets of element (row, j0) in src and dst: the kept / out groups, row-major.
+        const T* src_row = x + kept.offset(row * width + j0);
+        T* dst_row = y + out.offset(row * width + j0);
+        std::fill_n(acc, w, R::identity());
+        for (int64_t r = 0; r < n_red; ++r) {
+          const T* in = src_row + red.offset(r);
+          for (int64_t j = 0; j < w; ++j) acc[j] = R::step(acc[j], in[j]);
+        }
+        for (int64_t j = 0; j < w; ++j) dst_row[j] = static_cast<T>(acc[j]);
       }
-      for (int64_t j = b; j < e; ++j) y[j] = static_cast<T>(acc[j - b]);
     });
     return;
+  }
+  // Otherwise one output at a time; a reduced group whose innermost dim is contiguous is
+  // reduced in contiguous runs.
+  DimGroup red_outer = red;
+  int64_t run = 1;
+  if (red.ndim >= 2 && red.strides[red.ndim - 1] == 1) {
+    run = red.sizes[red.ndim - 1];
+    --red_outer.ndim;
+    red_outer.numel /= run;
   }
   int64_t grain = std::max<int64_t>(1, cpu::kGrainSize / n_red);
   cpu::parallel_for(n_out, grain, [&](int64_t b, int64_t e) {
@@ -113,6 +138,10 @@ void reduce_typed(const View& dst, const View& src, uint64_t mask) {
       Acc acc;
       if (red.ndim <= 1) {
         acc = reduce_run<op, T>(base, n_red, red.ndim ? red.strides[0] : 1);
+      } else if (run > 1) {
+        acc = reduce_run<op, T>(base + red_outer.offset(0), run, 1);
+        for (int64_t r = 1; r < red_outer.numel; ++r)
+          acc = R::merge(acc, reduce_run<op, T>(base + red_outer.offset(r), run, 1));
       } else {
         acc = R::identity();
         for (int64_t r = 0; r < n_red; ++r) acc = R::step(acc, base[red.offset(r)]);
@@ -130,6 +159,37 @@ void arg_reduce_typed(const View& dst, const View& src, uint64_t mask) {
   int64_t len = g.reduced.numel, s = g.reduced.ndim ? g.reduced.strides[0] : 1;
   const T* x = static_cast<const T*>(src.data);
   int64_t* y = static_cast<int64_t*>(dst.data);
+  const int kl = kept.ndim - 1;
+  if (kept.ndim >= 1 && kept.strides[kl] == 1 && out.ndim >= 1 && out.strides[out.ndim - 1] == 1 &&
+      out.sizes[out.ndim - 1] % kept.sizes[kl] == 0 && kept.sizes[kl] >= 16 && len > 0) {
+    // The innermost kept dim contiguous: compare whole rows of it, one reduced index at a time.
+    const int64_t width = kept.sizes[kl], rows = kept.numel / width;
+    constexpr int64_t kChunk = 1024;
+    const int64_t chunks = (width + kChunk - 1) / kChunk;
+    int64_t grain = std::max<int64_t>(1, cpu::kGrainSize / (len * std::min(width, kChunk)));
+    cpu::parallel_for(rows * chunks, grain, [&](int64_t b, int64_t e) {
+      T bv[kChunk];
+      int64_t best[kChunk];
+      for (int64_t task = b; task < e; ++task) {
+        const int64_t row = task / chunks, j0 = (task % chunks) * kChunk,
+                      w = std::min(kChunk, width - j0);
+        const T* src_row = x + kept.offset(row * width + j0);
+        std::copy_n(src_row, w, bv);
+        std::fill_n(best, w, 0);
+        for (int64_t i = 1; i < len; ++i) {
+          const T* in = src_row + i * s;
+          for (int64_t j = 0; j < w; ++j) {
+            const T v = in[j];
+            const bool take = !is_nan(bv[j]) && (is_nan(v) || (is_max ? v > bv[j] : v < bv[j]));
+            bv[j] = take ? v : bv[j];
+            best[j] = take ? i : best[j];
+          }
+        }
+        std::copy_n(best, w, y + out.offset(row * width + j0));
+      }
+    });
+    return;
+  }
   int64_t grain = std::max<int64_t>(1, cpu::kGrainSize / std::max<int64_t>(len, 1));
   cpu::parallel_for(kept.numel, grain, [&](int64_t b, int64_t e) {
     for (int64_t o = b; o < e; ++o) {

@@ -106,6 +106,16 @@ class CudaBackend : public Backend {
     OpGuard g(image.data);
     launch_col2im(image, cols, geo);
   }
+  void max_pool2d(const View& values, const View& indices, const View& image,
+                  const Conv2dGeometry& geo) override {
+    OpGuard g(values.data);
+    launch_max_pool2d(values, indices, image, geo);
+  }
+  void max_pool2d_backward(const View& grad_image, const View& grad_out, const View& indices,
+                           const Conv2dGeometry& geo) override {
+    OpGuard g(grad_image.data);
+    launch_max_pool2d_backward(grad_image, grad_out, indices, geo);
+  }
   void index_select(const View& dst, const View& src, int64_t dim, const View& index) override {
     OpGuard g(dst.data);
     launch_index_select(dst, src, dim, index);

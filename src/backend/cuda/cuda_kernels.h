@@ -20,6 +20,10 @@ void launch_matmul(const View& dst, const View& a, const View& b);              
 void launch_softmax(const View& dst, const View& src, int64_t dim, bool log);  // cuda_softmax.cu
 void launch_im2col(const View& cols, const View& image, const Conv2dGeometry& g);  // cuda_conv.cu
 void launch_col2im(const View& image, const View& cols, const Conv2dGeometry& g);
+void launch_max_pool2d(const View& values, const View& indices, const View& image,
+                       const Conv2dGeometry& g);
+void launch_max_pool2d_backward(const View& grad_image, const View& grad_out, const View& indices,
+                                const Conv2dGeometry& g);
 void launch_index_select(const View& dst, const View& src, int64_t dim,  // cuda_index.cu
                          const View& index);
 void launch_gather(const View& dst, const View& src, int64_t dim, const View& index);
