@@ -294,6 +294,16 @@ void softmax_conv_index() {
       check("conv2d grad weight" + s, wg.grad(), wc.grad(), tol * 10, tol * 10);
     });
     check("max_pool2d" + s, F::max_pool2d(img.to(kGpu), 2), F::max_pool2d(img, 2), 0, 0);
+    guarded("max_pool2d backward" + s, [&] {
+      // Overlapping windows with padding and dilation, and ceil_mode's partial windows.
+      F::MaxPool2dOptions po{.stride = {2, 1}, .padding = 1, .dilation = {1, 2}, .ceil_mode = true};
+      Tensor ic = img.clone().requires_grad_(), ig = img.to(kGpu).requires_grad_();
+      Tensor oc = F::max_pool2d(ic, 3, po), og = F::max_pool2d(ig, 3, po);
+      check("max_pool2d overlapping" + s, og, oc, 0, 0);
+      (oc * oc).sum().backward();
+      (og * og).sum().backward();
+      check("max_pool2d grad input" + s, ig.grad(), ic.grad(), tol, tol);
+    });
   }
   Tensor src = randn({10, 6});
   Tensor idx = from_vector(std::vector<int64_t>{3, 0, 9, 3});
