@@ -85,6 +85,37 @@ void tap_range(int64_t start, int64_t dilation, int64_t kernel, int64_t extent, 
   hi = std::max(hi, lo);
 }
 
+// One tap of a row of windows: outputs [lo, hi) compare in[ox * stride] (flat position
+// at + ox * stride) with their maximum so far. Locals and restrict keep the loop free of reloads.
+template <class T>
+void pool_tap(const T* __restrict in, int64_t at, int64_t stride, int64_t lo, int64_t hi,
+              T* __restrict best, int64_t* __restrict best_at) {
+  for (int64_t ox = lo; ox < hi; ++ox) {
+    const T v = in[ox * stride], b = best[ox];
+    // Bitwise, not short-circuit: no branch on the data. v != v: NaN.
+    const bool take = ((v > b) | (v != v)) & (b == b);
+    best[ox] = cpu::select(take, v, b);
+    best_at[ox] = cpu::select(take, at + ox * stride, best_at[ox]);
+  }
+}
+
+// pool_tap for windows of width 2 and stride 2: output ox compares in[2 ox], then in[2 ox + 1].
+template <class T>
+void pool_pairs(const T* __restrict in, int64_t at, int64_t n, T* __restrict best,
+                int64_t* __restrict best_at) {
+  for (int64_t ox = 0; ox < n; ++ox) {
+    const T v0 = in[2 * ox], v1 = in[2 * ox + 1];
+    T b = best[ox];
+    int64_t a = best_at[ox];
+    const bool take0 = ((v0 > b) | (v0 != v0)) & (b == b);
+    b = cpu::select(take0, v0, b);
+    a = cpu::select(take0, at + 2 * ox, a);
+    const bool take1 = ((v1 > b) | (v1 != v1)) & (b == b);
+    best[ox] = cpu::select(take1, v1, b);
+    best_at[ox] = cpu::select(take1, at + 2 * ox + 1, a);
+  }
+}
+
 // One plane's window maxima, a row of outputs at a time: for each tap in row-major order, every
 // output whose window has that tap inside the input compares it (branch-free selects, so random
 // data costs no mispredictions). As PyTorch: each output starts from -inf at its window's first
@@ -93,6 +124,9 @@ void tap_range(int64_t start, int64_t dilation, int64_t kernel, int64_t extent, 
 template <class T>
 void max_pool_plane(T* values, int64_t* indices, const T* x, const Conv2dGeometry& g, T* best,
                     int64_t* best_at) {
+  // The usual 2-wide windows side by side, all inside the input along the width.
+  const bool pairs = g.kernel_w == 2 && g.stride_w == 2 && g.dilation_w == 1 && g.pad_w == 0 &&
+                     2 * g.out_w <= g.width;
   for (int64_t oy = 0; oy < g.out_h; ++oy) {
     const int64_t y0 = oy * g.stride_h - g.pad_h;
     int64_t ky_lo, ky_hi;
@@ -100,25 +134,22 @@ void max_pool_plane(T* values, int64_t* indices, const T* x, const Conv2dGeometr
     const int64_t first_row = (y0 + ky_lo * g.dilation_h) * g.width;
     for (int64_t ox = 0; ox < g.out_w; ++ox) {
       const int64_t x0 = ox * g.stride_w - g.pad_w;
-      int64_t kx_lo, kx_hi;
-      tap_range(x0, g.dilation_w, g.kernel_w, g.width, kx_lo, kx_hi);
+      // The first tap inside the input (a division only where the window starts in padding).
+      const int64_t kx_lo = x0 >= 0 ? 0 : (-x0 + g.dilation_w - 1) / g.dilation_w;
       best[ox] = -std::numeric_limits<T>::infinity();
       best_at[ox] = first_row + x0 + kx_lo * g.dilation_w;
     }
     for (int64_t ky = ky_lo; ky < ky_hi; ++ky) {
       const int64_t row = (y0 + ky * g.dilation_h) * g.width;
+      if (pairs) {  // both taps of every window at once: interleaved loads that vectorize
+        pool_pairs(x + row, row, g.out_w, best, best_at);
+        continue;
+      }
       for (int64_t kx = 0; kx < g.kernel_w; ++kx) {
         const int64_t x_off = kx * g.dilation_w - g.pad_w;
         int64_t lo, hi;
         valid_range(x_off, g.stride_w, g.width, g.out_w, lo, hi);
-        const T* in = x + row + x_off;
-        for (int64_t ox = lo; ox < hi; ++ox) {
-          const T v = in[ox * g.stride_w];
-          const T b = best[ox];
-          const bool take = (v > b || v != v) && b == b;  // v != v: NaN
-          best[ox] = take ? v : b;
-          best_at[ox] = take ? row + x_off + ox * g.stride_w : best_at[ox];
-        }
+        pool_tap(x + row + x_off, row + x_off, g.stride_w, lo, hi, best, best_at);
       }
     }
     std::copy_n(best, g.out_w, values + oy * g.out_w);

@@ -114,16 +114,16 @@ void CpuBackend::where(const View& dst, const View& cond, const View& a, const V
         const T* x = reinterpret_cast<const T*>(p[2]);
         const T* y = reinterpret_cast<const T*>(p[3]);
         if (s[2] == st && s[3] == st) {
-          for (int64_t i = 0; i < n; ++i) o[i] = c[i] ? x[i] : y[i];
+          for (int64_t i = 0; i < n; ++i) o[i] = cpu::select(c[i], x[i], y[i]);
         } else if (s[2] == st) {
           const T y0 = *y;
-          for (int64_t i = 0; i < n; ++i) o[i] = c[i] ? x[i] : y0;
+          for (int64_t i = 0; i < n; ++i) o[i] = cpu::select(c[i], x[i], y0);
         } else if (s[3] == st) {
           const T x0 = *x;
-          for (int64_t i = 0; i < n; ++i) o[i] = c[i] ? x0 : y[i];
+          for (int64_t i = 0; i < n; ++i) o[i] = cpu::select(c[i], x0, y[i]);
         } else {
           const T x0 = *x, y0 = *y;
-          for (int64_t i = 0; i < n; ++i) o[i] = c[i] ? x0 : y0;
+          for (int64_t i = 0; i < n; ++i) o[i] = cpu::select(c[i], x0, y0);
         }
         return;
       }

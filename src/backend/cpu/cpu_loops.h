@@ -1,4 +1,5 @@
-// backend/cpu/cpu_loops.h: the CPU's strided iteration and OpenMP parallel_for.
+// backend/cpu/cpu_loops.h: the CPU's strided iteration, OpenMP parallel_for and a branch-free
+// select.
 // An element-wise kernel supplies an inner loop over one row; this file walks the rows.
 #pragma once
 
@@ -6,7 +7,9 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cstdint>
+#include <type_traits>
 
 #include "core/backend.h"
 #include "ember/error.h"
@@ -14,6 +17,17 @@
 namespace ember::cpu {
 
 inline constexpr int kMaxDims = kMaxKernelDims;
+
+// c ? x : y through a bit mask instead of a branch: the loops over it vectorize, and random
+// conditions (relu's backward) cost no mispredictions.
+template <class T>
+inline T select(bool c, T x, T y) {
+  using U = std::conditional_t<sizeof(T) == 1, uint8_t,
+                               std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>>;
+  static_assert(sizeof(U) == sizeof(T));
+  const U m = U(0) - U(c);
+  return std::bit_cast<T>(static_cast<U>((std::bit_cast<U>(x) & m) | (std::bit_cast<U>(y) & ~m)));
+}
 // Below this many elements an op stays on one thread.
 inline constexpr int64_t kGrainSize = 32768;
 
