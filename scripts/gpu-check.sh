@@ -2,7 +2,8 @@
 # scripts/gpu-check.sh [--prebuilt BUILD_DIR]: the CUDA check for a machine with an NVIDIA GPU,
 # using only that machine's nvcc, CMake, ninja and python3 (with torch); no internet needed.
 #   1. builds ember with the CUDA backend for the GPU present (build/gpu-check), with the
-#      GoogleTest suite when GoogleTest is installed; --prebuilt uses binaries built elsewhere;
+#      GoogleTest suite when GoogleTest is installed or carried in .deps (scripts/device-deps.sh);
+#      --prebuilt uses binaries built elsewhere;
 #   2. runs tools/gpu_smoke (every op on cuda:0 against the CPU) and the CUDA cases of the suite;
 #   3. runs the smoke program under compute-sanitizer memcheck with EMBER_CUDA_NO_CACHING=1;
 #   4. times a few large ops against PyTorch on the same GPU;
@@ -50,8 +51,12 @@ echo "== nvcc: $(nvcc --version 2>/dev/null | tail -1)"
 smoke="$build/tools/gpu_smoke/ember_gpu_smoke"
 suite="$build/tests/ember_tests"
 if [ $prebuilt -eq 0 ]; then
+  # EMBER_MINIMAL_DEPS: GPU machines have no Debian packages; zlib, libzip and OpenBLAS are used
+  # when present. nlohmann-json and GoogleTest come from .deps (scripts/device-deps.sh, run where
+  # apt works, carried along) when the machine lacks them.
   configure=(cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DEMBER_CUDA=ON
-    -DCMAKE_CUDA_ARCHITECTURES=native -DEMBER_BUILD_EXAMPLES=OFF -DEMBER_BUILD_TOOLS=OFF)
+    -DCMAKE_CUDA_ARCHITECTURES=native -DEMBER_BUILD_EXAMPLES=OFF -DEMBER_BUILD_TOOLS=OFF
+    -DEMBER_MINIMAL_DEPS=ON -DEMBER_DEPS_DIR="$root/.deps")
   if step configure "$logs/configure.log" 300 "${configure[@]}" -DEMBER_BUILD_TESTS=ON; then
     record configure PASS "with the GoogleTest suite" "$STEP_SECONDS"
   elif step configure "$logs/configure.log" 300 "${configure[@]}" -DEMBER_BUILD_TESTS=OFF; then

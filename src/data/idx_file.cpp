@@ -1,7 +1,12 @@
-// data/idx_file.cpp: the IDX reader -- zlib's gz* functions read gzip and plain files alike.
+// data/idx_file.cpp: the IDX reader -- zlib's gz* functions read gzip and plain files alike
+// (without zlib, data/gz_fallback.h reads plain files only).
 #include "data/idx_file.h"
 
+#if defined(EMBER_NO_ZLIB)
+#include "data/gz_fallback.h"
+#else
 #include <zlib.h>
+#endif
 
 #include <algorithm>
 #include <cerrno>

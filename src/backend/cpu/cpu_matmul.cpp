@@ -1,6 +1,9 @@
 // backend/cpu/cpu_matmul.cpp: batched matrix multiply -- OpenBLAS for floats, a plain loop for
-// integer dtypes. Strided operands are passed to BLAS as transposed layouts when possible.
+// integer dtypes. Strided operands are passed to BLAS as transposed layouts when possible. Builds
+// without BLAS (EMBER_MINIMAL_DEPS) multiply floats with the plain loops too.
+#if defined(EMBER_HAVE_BLAS)
 #include <cblas.h>
+#endif
 
 #include <optional>
 #include <vector>
@@ -12,6 +15,7 @@ namespace ember {
 
 namespace {
 
+#if defined(EMBER_HAVE_BLAS)
 struct BlasLayout {
   CBLAS_TRANSPOSE trans;
   int64_t ld;
@@ -46,6 +50,7 @@ void gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int64_t m, int64_t n, int64_t 
   else
     cblas_dgemm(CblasRowMajor, ta, tb, m, n, k, 1.0, a, lda, b, ldb, 0.0, c, n);
 }
+#endif
 
 // Below this many multiply-adds per matrix, a plain loop beats the fixed cost of a BLAS call
 // (argument checks, packing, dispatch): a Linear(10, 1) step's products are 320 each.
@@ -98,6 +103,7 @@ void matmul_float(const View& dst, const View& a, const View& b) {
   }
   const T* pa = static_cast<const T*>(a.data);
   const T* pb = static_cast<const T*>(b.data);
+#if defined(EMBER_HAVE_BLAS)
   if (M * N * K <= kSmallGemm) {
     for (int64_t i = 0; i < B; ++i)
       small_gemm(c + i * M * N, pa + i * a.strides[0], a.strides[1], a.strides[2],
@@ -122,6 +128,18 @@ void matmul_float(const View& dst, const View& a, const View& b) {
     }
     gemm<T>(ua.trans, ub.trans, M, N, K, ai, ua.ld, bi, ub.ld, c + i * M * N);
   }
+#else
+  // No BLAS: the loop, each thread taking whole rows of c.
+  cpu::parallel_for(B * M, std::max<int64_t>(1, cpu::kGrainSize / std::max<int64_t>(N * K, 1)),
+                    [&](int64_t begin, int64_t end) {
+                      for (int64_t r = begin; r < end; ++r) {
+                        int64_t i = r / M, m = r % M;
+                        small_gemm(c + r * N, pa + i * a.strides[0] + m * a.strides[1],
+                                   a.strides[1], a.strides[2], pb + i * b.strides[0], b.strides[1],
+                                   b.strides[2], 1, N, K);
+                      }
+                    });
+#endif
 }
 
 template <class T>
