@@ -323,6 +323,85 @@ TEST_P(MatmulTest, SmallAndBlasSizedProductsAgreeWithReference) {
   }
 }
 
+// Float32 products on x86 CPUs with AVX-512 run ember's own GEMM (cpu_sgemm_avx512.cpp): 14x32
+// register tiles, K blocks of up to 512, row blocks of up to 2016, column chunks of up to 512 per
+// thread. These shapes sit on and around each of those edges.
+TEST_P(MatmulTest, Float32TileAndBlockEdgesMatchReference) {
+  Generator gen(11);
+  std::vector<Shape> shapes;
+  for (int64_t s : {1, 13, 14, 15, 31, 32, 33, 63, 64, 65, 255, 256, 257, 1000}) {
+    shapes.push_back({s, 33, 65});
+    shapes.push_back({65, s, 33});
+    shapes.push_back({33, 65, s});
+  }
+  for (Shape dims : {Shape{14, 512, 32}, Shape{15, 513, 33}, Shape{29, 1025, 95},
+                     Shape{2030, 24, 70}, Shape{20, 1000, 1300}, Shape{257, 257, 257}})
+    shapes.push_back(dims);
+  for (const Shape& dims : shapes) {
+    int64_t M = dims[0], K = dims[1], N = dims[2];
+    Tensor a = rand({M, K}, on(), &gen) - 0.5, b = rand({K, N}, on(), &gen) - 0.5;
+    // K float32 terms of magnitude <= 1/4, K <= 1025.
+    EXPECT_TRUE(tensor_close(
+        mm(a, b), expected(reference_bmm(a.unsqueeze(0), b.unsqueeze(0)), {M, N}), 1e-4, 1e-4))
+        << shape_str(dims);
+  }
+}
+
+TEST_P(MatmulTest, Float32TransposedAndStridedOperandsMatchReference) {
+  Generator gen(12);
+  for (Shape dims : {Shape{65, 257, 33}, Shape{14, 31, 100}, Shape{100, 40, 15}}) {
+    int64_t M = dims[0], K = dims[1], N = dims[2];
+    // Each operand three ways: contiguous, transposed (unit row stride), and every other element
+    // of every other row (no unit stride at all).
+    std::vector<Tensor> as{
+        rand({M, K}, on(), &gen) - 0.5, (rand({K, M}, on(), &gen) - 0.5).t(),
+        (rand({2 * M, 2 * K}, on(), &gen) - 0.5).slice(0, 0, 2 * M, 2).slice(1, 0, 2 * K, 2)};
+    std::vector<Tensor> bs{
+        rand({K, N}, on(), &gen) - 0.5, (rand({N, K}, on(), &gen) - 0.5).t(),
+        (rand({2 * K, 2 * N}, on(), &gen) - 0.5).slice(0, 0, 2 * K, 2).slice(1, 0, 2 * N, 2)};
+    for (size_t i = 0; i < as.size(); ++i)
+      for (size_t j = 0; j < bs.size(); ++j) {
+        Tensor want = expected(reference_bmm(as[i].unsqueeze(0), bs[j].unsqueeze(0)), {M, N});
+        EXPECT_TRUE(tensor_close(mm(as[i], bs[j]), want, 1e-5, 1e-5))
+            << shape_str(dims) << " a layout " << i << " b layout " << j;
+      }
+  }
+}
+
+TEST_P(MatmulTest, Float32BatchedProductsMatchReference) {
+  Generator gen(13);
+  // Few large matrices (threads share each product) and many small ones (a matrix per thread),
+  // one of them with a broadcast (stride 0) batch dim.
+  Tensor a = rand({3, 70, 45}, on(), &gen) - 0.5, b = rand({3, 45, 90}, on(), &gen) - 0.5;
+  EXPECT_TRUE(tensor_close(bmm(a, b), expected(reference_bmm(a, b), {3, 70, 90}), 1e-5, 1e-5));
+  Tensor c = rand({9, 20, 33}, on(), &gen) - 0.5, d = rand({33, 17}, on(), &gen) - 0.5;
+  Tensor de = d.unsqueeze(0).expand({9, 33, 17});
+  EXPECT_TRUE(tensor_close(bmm(c, de), expected(reference_bmm(c, de), {9, 20, 17}), 1e-5, 1e-5));
+  EXPECT_TRUE(tensor_close(bmm(c.transpose(1, 2).contiguous().transpose(1, 2), de),
+                           expected(reference_bmm(c, de), {9, 20, 17}), 1e-5, 1e-5));
+}
+
+TEST_P(MatmulTest, Float32ResultsDoNotDependOnThreadCount) {
+  Generator gen(14);
+  int saved = get_num_threads();
+  // Column split, row split (few columns), a multi-block K, and a batch of small matrices.
+  std::vector<std::pair<Tensor, Tensor>> cases;
+  for (Shape dims : {Shape{200, 800, 300}, Shape{1000, 64, 20}, Shape{129, 1000, 65}}) {
+    Tensor a = rand({dims[0], dims[1]}, on(), &gen) - 0.5;
+    cases.emplace_back(a, rand({dims[1], dims[2]}, on(), &gen) - 0.5);
+  }
+  Tensor ba = rand({6, 40, 50}, on(), &gen) - 0.5, bb = rand({6, 50, 60}, on(), &gen) - 0.5;
+  std::vector<Tensor> one, two;
+  set_num_threads(1);
+  for (auto& [a, b] : cases) one.push_back(mm(a, b));
+  one.push_back(bmm(ba, bb));
+  set_num_threads(2);
+  for (auto& [a, b] : cases) two.push_back(mm(a, b));
+  two.push_back(bmm(ba, bb));
+  set_num_threads(saved);
+  for (size_t i = 0; i < one.size(); ++i) EXPECT_TRUE(tensor_equal(one[i], two[i])) << i;
+}
+
 EMBER_INSTANTIATE_DEVICE_TESTS(MatmulTest);
 
 }  // namespace

@@ -1,6 +1,7 @@
-// backend/cpu/cpu_matmul.cpp: batched matrix multiply -- OpenBLAS for floats, a plain loop for
-// integer dtypes. Strided operands are passed to BLAS as transposed layouts when possible. Builds
-// without BLAS (EMBER_MINIMAL_DEPS) multiply floats with the plain loops too.
+// backend/cpu/cpu_matmul.cpp: batched matrix multiply -- ember's AVX-512 sgemm for float32 on CPUs
+// that have AVX-512, OpenBLAS for other floats and CPUs, a plain loop for integer dtypes. Strided
+// operands are passed to BLAS as transposed layouts when possible. Builds without BLAS
+// (EMBER_MINIMAL_DEPS) multiply the other floats with the plain loop too.
 #if defined(EMBER_HAVE_BLAS)
 #include <cblas.h>
 #endif
@@ -10,6 +11,7 @@
 
 #include "backend/cpu/cpu_backend.h"
 #include "backend/cpu/cpu_loops.h"
+#include "backend/cpu/cpu_sgemm_avx512.h"
 
 namespace ember {
 
@@ -92,6 +94,34 @@ void small_gemm(T* c, const T* a, int64_t as1, int64_t as2, const T* b, int64_t 
   }
 }
 
+// dst (B, M, N) = a (B, M, K) @ b (B, K, N) in float32 with cpu::sgemm_avx512, which reads any
+// strides. Many small matrices run one per thread; otherwise each product uses all threads.
+void sgemm_batches(const View& dst, const View& a, const View& b) {
+  int64_t B = dst.sizes[0], M = dst.sizes[1], N = dst.sizes[2], K = a.sizes[2];
+  auto one = [&](int64_t i, int threads) {
+    cpu::SgemmArgs g{.m = M,
+                     .n = N,
+                     .k = K,
+                     .a = static_cast<const float*>(a.data) + i * a.strides[0],
+                     .a_rs = a.strides[1],
+                     .a_cs = a.strides[2],
+                     .b = static_cast<const float*>(b.data) + i * b.strides[0],
+                     .b_rs = b.strides[1],
+                     .b_cs = b.strides[2],
+                     .c = static_cast<float*>(dst.data) + i * M * N,
+                     .ldc = N};
+    cpu::sgemm_avx512(g, threads);
+  };
+  int threads = omp_get_max_threads();
+  if (B > 1 && B >= threads && M * N * K < (int64_t{1} << 24)) {
+    cpu::parallel_for(B, 1, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) one(i, 1);
+    });
+    return;
+  }
+  for (int64_t i = 0; i < B; ++i) one(i, threads);
+}
+
 template <class T>
 void matmul_float(const View& dst, const View& a, const View& b) {
   int64_t B = dst.sizes[0], M = dst.sizes[1], N = dst.sizes[2], K = a.sizes[2];
@@ -103,13 +133,19 @@ void matmul_float(const View& dst, const View& a, const View& b) {
   }
   const T* pa = static_cast<const T*>(a.data);
   const T* pb = static_cast<const T*>(b.data);
-#if defined(EMBER_HAVE_BLAS)
   if (M * N * K <= kSmallGemm) {
     for (int64_t i = 0; i < B; ++i)
       small_gemm(c + i * M * N, pa + i * a.strides[0], a.strides[1], a.strides[2],
                  pb + i * b.strides[0], b.strides[1], b.strides[2], M, N, K);
     return;
   }
+  if constexpr (std::is_same_v<T, float>) {
+    if (cpu::sgemm_avx512_supported()) {
+      sgemm_batches(dst, a, b);
+      return;
+    }
+  }
+#if defined(EMBER_HAVE_BLAS)
   auto la = blas_layout(M, K, a.strides[1], a.strides[2]);
   auto lb = blas_layout(K, N, b.strides[1], b.strides[2]);
   std::vector<T> bufa, bufb;
