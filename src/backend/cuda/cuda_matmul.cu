@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "backend/cuda/cuda_capture.h"
 #include "backend/cuda/cuda_kernels.h"
 #include "backend/cuda/cuda_loops.cuh"
 #include "core/matmul_precision.h"
@@ -220,6 +221,11 @@ void matmul_float(const View& dst, const View& a, const View& b) {
 }
 
 }  // namespace
+
+void prepare_blas(int device, cudaStream_t stream) {
+  cuda::DeviceGuard guard(device);
+  handle_for(device, stream);
+}
 
 void launch_matmul(const View& dst, const View& a, const View& b) {
   visit_dtype(dst.dtype, [&]<class T>() {
