@@ -6,7 +6,10 @@
 #      --prebuilt uses binaries built elsewhere;
 #   2. runs tools/gpu_smoke (every op on cuda:0 against the CPU) and the CUDA cases of the suite;
 #   3. runs the smoke program under compute-sanitizer memcheck with EMBER_CUDA_NO_CACHING=1;
-#   4. times a few large ops against PyTorch on the same GPU;
+#   4. benchmarks ember against PyTorch on the same GPU (large ops, sgemm at full precision and
+#      TF32, device copy vs add bandwidth, the tutorial's training step (and an SGD step replayed
+#      from a CUDA graph), host<->device copies of
+#      1 MiB to 1 GiB pageable and pinned, with raw cudaMemcpy figures from the same run);
 # and prints a table last. Exit status 0 when every step passed.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -91,7 +94,7 @@ fi
 
 if [ -x "$suite" ]; then
   step "suite (cuda cases)" "$logs/suite.log" 420 "$suite" \
-    --gtest_filter='*/cuda:CudaRuntime.*:CachingAllocator.*' --gtest_brief=1
+    --gtest_filter='*/cuda:CudaRuntime.*:CachingAllocator.*:PinnedCache.*:MatmulPrecision.*' --gtest_brief=1
   if [ $STEP_RC -eq 0 ]; then
     record "suite (cuda cases)" PASS "$(grep -E '^\[  PASSED  \]' "$logs/suite.log" | tail -1)" "$STEP_SECONDS"
   elif [ $STEP_RC -ne 124 ]; then
@@ -124,43 +127,137 @@ else
   record "memcheck (no caching)" SKIP "no compute-sanitizer or no smoke binary" 0
 fi
 
-declare -A ember_ms=() torch_ms=()
-if [ -x "$smoke" ] && step bench "$logs/bench.log" 180 "$smoke" --bench; then
-  while read -r name ms; do ember_ms[$name]=$ms; done <"$logs/bench.log"
+if [ -x "$smoke" ] && step bench "$logs/bench.log" 240 "$smoke" --bench; then
   record "bench (ember)" PASS "" "$STEP_SECONDS"
+elif [ $STEP_RC -ne 124 ]; then
+  record "bench (ember)" FAIL "exit $STEP_RC (log: $logs/bench.log)" "$STEP_SECONDS"
 fi
+# The same rows in PyTorch: name, unit, value per line, as ember_gpu_smoke --bench prints them.
 cat >"$logs/bench_torch.py" <<'PY'
 import time, torch
 dev = "cuda"
-torch.backends.cuda.matmul.allow_tf32 = False
-a = torch.randn(4096, 4096, device=dev); v = torch.randn(1 << 26, device=dev)
-s = torch.randn(4096, 4096, device=dev)
+torch.set_float32_matmul_precision("highest")
 def t(f, reps):
     f(); torch.cuda.synchronize(); t0 = time.perf_counter()
     for _ in range(reps): f()
     torch.cuda.synchronize(); return (time.perf_counter() - t0) * 1000 / reps
-print("matmul_4096_fp32 %.4f" % t(lambda: a @ a, 20))
-print("add_64M_fp32 %.4f" % t(lambda: v + v, 50))
-print("sum_64M_fp32 %.4f" % t(lambda: v.sum(), 50))
-print("softmax_4096x4096_fp32 %.4f" % t(lambda: torch.softmax(s, 1), 50))
+def row(name, unit, value):
+    print("%s %s %.4f" % (name, unit, value), flush=True)
+a = torch.randn(4096, 4096, device=dev); v = torch.randn(1 << 26, device=dev)
+s = torch.randn(4096, 4096, device=dev)
+row("matmul_4096_fp32", "ms", t(lambda: a @ a, 20))
+row("add_64M_fp32", "ms", t(lambda: v + v, 50))
+row("sum_64M_fp32", "ms", t(lambda: v.sum(), 50))
+row("softmax_4096x4096_fp32", "ms", t(lambda: torch.softmax(s, 1), 50))
+flop = 2.0 * 4096 ** 3
+row("sgemm_4096_fp32", "TFLOP/s", flop / (t(lambda: a @ a, 20) * 1e9))
+torch.set_float32_matmul_precision("high")
+row("sgemm_4096_tf32", "TFLOP/s", flop / (t(lambda: a @ a, 50) * 1e9))
+torch.set_float32_matmul_precision("highest")
+src = torch.randn(1 << 26, device=dev); dst = torch.empty(1 << 26, device=dev)
+nbytes = 4.0 * (1 << 26)
+copy_gbs = 2 * nbytes / (t(lambda: dst.copy_(src), 50) * 1e6)
+add_gbs = 3 * nbytes / (t(lambda: src + dst, 50) * 1e6)
+row("d2d_copy_256MB", "GB/s", copy_gbs)
+row("add_256MB", "GB/s", add_gbs)
+row("add_vs_copy_bandwidth", "%", 100 * add_gbs / copy_gbs)
+def train_step_ms(adam):
+    torch.manual_seed(0)
+    model = torch.nn.Linear(10, 1).to(dev)
+    opt = (torch.optim.Adam if adam else torch.optim.SGD)(model.parameters(), lr=1e-3)
+    loss_fn = torch.nn.MSELoss()
+    x = torch.randn(32, 10, device=dev); y = torch.randn(32, 1, device=dev)
+    def step():
+        opt.zero_grad()
+        loss_fn(model(x), y).backward()
+        opt.step()
+    return t(step, 2000)
+row("train_step_linear_adam", "ms", train_step_ms(True))
+row("train_step_linear_sgd", "ms", train_step_ms(False))
+def graph_train_step_ms():
+    torch.manual_seed(0)
+    model = torch.nn.Linear(10, 1).to(dev)
+    opt = torch.optim.SGD(model.parameters(), lr=1e-3)
+    loss_fn = torch.nn.MSELoss()
+    x = torch.randn(32, 10, device=dev); y = torch.randn(32, 1, device=dev)
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for _ in range(3):
+            opt.zero_grad(set_to_none=True)
+            loss_fn(model(x), y).backward()
+            opt.step()
+    torch.cuda.current_stream().wait_stream(side)
+    g = torch.cuda.CUDAGraph()
+    opt.zero_grad(set_to_none=True)
+    with torch.cuda.graph(g):
+        loss_fn(model(x), y).backward()
+        opt.step()
+    return t(g.replay, 2000)
+row("train_step_linear_sgd_graph", "ms", graph_train_step_ms())
+for mb in (1, 16, 256, 1024):
+    n = mb << 18
+    gb = n * 4 / 1e9
+    reps = max(3, 1024 // mb)
+    d = torch.zeros(n, device=dev)
+    pageable = torch.full((n,), 1.5)
+    pinned = torch.full((n,), 1.5).pin_memory()
+    rate = lambda f: gb / (t(f, reps) / 1e3)
+    row("h2d_pageable_%dMB" % mb, "GB/s", rate(lambda: d.copy_(pageable)))
+    row("h2d_pinned_%dMB" % mb, "GB/s", rate(lambda: d.copy_(pinned, non_blocking=True)))
+    row("d2h_pageable_%dMB" % mb, "GB/s", rate(lambda: pageable.copy_(d)))
+    row("d2h_pinned_%dMB" % mb, "GB/s", rate(lambda: pinned.copy_(d, non_blocking=True)))
+    del d, pageable, pinned
 PY
-if step "bench (torch)" "$logs/bench_torch.log" 180 python3 "$logs/bench_torch.py"; then
-  while read -r name ms; do torch_ms[$name]=$ms; done <"$logs/bench_torch.log"
+if step "bench (torch)" "$logs/bench_torch.log" 240 python3 "$logs/bench_torch.py"; then
   record "bench (torch)" PASS "" "$STEP_SECONDS"
 else
   [ $STEP_RC -ne 124 ] && record "bench (torch)" SKIP "python3 with torch and CUDA not usable here" "$STEP_SECONDS"
 fi
 
+# bench_table EMBER_LOG TORCH_LOG: one line per ember row with the raw CUDA figure of the same
+# run (raw_* rows), PyTorch's, and how much faster ember is (> 1: faster; ms rows inverted).
+bench_table() {
+  python3 - "$1" "$2" <<'PY'
+import sys
+def load(path):
+    rows = {}
+    try:
+        for line in open(path):
+            p = line.split()
+            if len(p) == 3:
+                try:
+                    rows[p[0]] = (p[1], float(p[2]))
+                except ValueError:
+                    pass
+    except OSError:
+        pass
+    return rows
+ember, torch = load(sys.argv[1]), load(sys.argv[2])
+print("%-26s %8s %10s %10s %10s %9s" % ("op", "unit", "ember", "raw cuda", "torch", "speed"))
+for name, (unit, e) in ember.items():
+    if name.startswith("raw_"):
+        continue
+    raw = ember.get("raw_" + name)
+    t = torch.get(name)
+    speed = "-"
+    if t and t[1] > 0 and e > 0 and unit != "%":
+        speed = "%.2f" % (t[1] / e if unit == "ms" else e / t[1])
+    print("%-26s %8s %10.3f %10s %10s %9s" % (name, unit, e, "%.3f" % raw[1] if raw else "-",
+                                             "%.3f" % t[1] if t else "-", speed))
+if "add_vs_copy_bandwidth" in ember:
+    ok = ember["add_vs_copy_bandwidth"][1] >= 85
+    print("add vs copy bandwidth: %.1f%% (target >= 85%%: %s)"
+          % (ember["add_vs_copy_bandwidth"][1], "met" if ok else "NOT met"))
+PY
+}
+
 echo
 echo "================ ember gpu-check ($(($(date +%s) - t_start))s) ================"
 printf '%s\n' "${rows[@]}"
-if [ ${#ember_ms[@]} -gt 0 ]; then
+if [ -s "$logs/bench.log" ]; then
   echo
-  printf '%-26s %12s %12s %8s\n' op "ember ms" "torch ms" ratio
-  for op in matmul_4096_fp32 add_64M_fp32 sum_64M_fp32 softmax_4096x4096_fp32; do
-    e=${ember_ms[$op]:-} t=${torch_ms[$op]:-}
-    ratio=$( [ -n "$e" ] && [ -n "$t" ] && python3 -c "print('%.2f' % ($e / $t))" 2>/dev/null || echo -)
-    printf '%-26s %12s %12s %8s\n' "$op" "${e:--}" "${t:--}" "$ratio"
-  done
+  echo "speed: ember against PyTorch, > 1 means ember is faster (time rows inverted)"
+  bench_table "$logs/bench.log" "$logs/bench_torch.log"
 fi
 exit $failed

@@ -1,46 +1,16 @@
 // tests/test_caching_allocator.cpp: the CUDA caching allocator's bookkeeping (rounding, pools per
-// stream, splitting, coalescing, statistics, out-of-memory recovery) over a fake raw allocator,
-// so it runs on every machine.
+// stream, splitting, coalescing, statistics, out-of-memory recovery, record_stream's held-back
+// frees) over a fake raw allocator with fake events, so it runs on every machine.
 #include <gtest/gtest.h>
-
-#include <map>
 
 #include "backend/cuda/caching_allocator.h"
 #include "ember/error.h"
+#include "fake_raw_allocator.h"
 
 namespace ember::cuda_alloc {
 namespace {
 
 constexpr size_t kMiB = size_t{1} << 20;
-
-// Hands out distinct fake addresses (never dereferenced) up to a capacity.
-class FakeRaw : public RawAllocator {
- public:
-  explicit FakeRaw(size_t capacity = size_t{1} << 40) : capacity_(capacity) {}
-  void* malloc(size_t n) override {
-    if (in_use_ + n > capacity_) return nullptr;
-    in_use_ += n;
-    ++mallocs;
-    void* p = reinterpret_cast<void*>(next_);
-    next_ += (n + 4095) / 4096 * 4096 + 4096;
-    sizes_[p] = n;
-    return p;
-  }
-  void free(void* p) override {
-    auto it = sizes_.find(p);
-    ASSERT_NE(it, sizes_.end()) << "raw free of an unknown pointer";
-    in_use_ -= it->second;
-    sizes_.erase(it);
-    ++frees;
-  }
-  size_t in_use() const { return in_use_; }
-  int mallocs = 0, frees = 0;
-
- private:
-  size_t capacity_, in_use_ = 0;
-  uintptr_t next_ = uintptr_t{1} << 32;
-  std::map<void*, size_t> sizes_;
-};
 
 char* as_bytes(void* p) {
   return static_cast<char*>(p);
@@ -205,6 +175,148 @@ TEST(CachingAllocator, ZeroBytesAndBadFrees) {
   EXPECT_THROW(a.free(p), Error);
   int x = 0;
   EXPECT_THROW(a.free(&x), Error);
+}
+
+// Allocates nbytes on stream 1, records stream 2 on the block and frees it: held back.
+void* free_while_stream_2_uses(CachingAllocator& a, size_t nbytes) {
+  void* p = a.allocate(nbytes, 1);
+  a.record_stream(p, 2);
+  a.free(p);
+  return p;
+}
+
+TEST(CachingAllocator, RecordedStreamHoldsTheBlockUntilItsEventCompletes) {
+  FakeRaw raw;
+  CachingAllocator a(raw);
+  void* p = free_while_stream_2_uses(a, 1000);
+  ASSERT_EQ(raw.events.size(), 1u);  // recorded at free time, on the recorded stream
+  EXPECT_EQ(raw.events[0].stream, 2u);
+  EXPECT_EQ(a.pending_frees(), 1u);
+  EXPECT_EQ(a.stats().allocated, 0u);  // no longer counted as allocated, as in PyTorch
+  void* q = a.allocate(1000, 1);       // stream 2 may still use p: not handed out again
+  EXPECT_NE(q, p);
+  EXPECT_EQ(a.pending_frees(), 1u);
+  raw.complete(2);
+  void* r = a.allocate(1000, 1);  // the event has completed: p is back in stream 1's pool
+  EXPECT_EQ(r, p);
+  EXPECT_EQ(a.pending_frees(), 0u);
+  EXPECT_EQ(raw.unreleased_events(), 0u);
+  a.free(q);
+  a.free(r);
+}
+
+TEST(CachingAllocator, EveryRecordedStreamMustFinish) {
+  FakeRaw raw;
+  CachingAllocator a(raw);
+  void* p = a.allocate(4096, 1);
+  a.record_stream(p, 2);
+  a.record_stream(p, 3);
+  a.record_stream(p, 3);  // recorded once
+  a.record_stream(p, 1);  // its own stream: nothing to wait for
+  a.free(p);
+  EXPECT_EQ(raw.events.size(), 2u);
+  raw.complete(2);
+  void* q = a.allocate(4096, 1);
+  EXPECT_NE(q, p);  // stream 3 is still at work
+  raw.complete(3);
+  void* r = a.allocate(4096, 1);
+  EXPECT_EQ(r, p);
+  a.free(q);
+  a.free(r);
+  EXPECT_EQ(raw.unreleased_events(), 0u);
+}
+
+TEST(CachingAllocator, HeldBackBlocksDoNotMergeWithNeighbours) {
+  FakeRaw raw;
+  CachingAllocator a(raw);
+  void* p1 = a.allocate(1024, 1);
+  void* p2 = a.allocate(1024, 1);
+  a.record_stream(p2, 2);
+  a.free(p2);
+  a.free(p1);  // p1's neighbour p2 is held back: p1 stays a 1024-byte block
+  EXPECT_EQ(a.allocate(2048, 1), as_bytes(p2) + 1024);
+  EXPECT_EQ(a.allocate(1024, 1), p1);
+}
+
+TEST(CachingAllocator, RecordStreamOfOtherMemoryIsIgnored) {
+  FakeRaw raw;
+  CachingAllocator a(raw);
+  int x = 0;
+  a.record_stream(&x, 2);  // not from this allocator (e.g. imported through DLPack)
+  void* p = a.allocate(512, 1);
+  a.free(p);
+  a.record_stream(p, 2);  // already freed
+  EXPECT_EQ(a.allocate(512, 1), p);
+  EXPECT_TRUE(raw.events.empty());
+}
+
+TEST(CachingAllocator, EmptyCacheWaitsForHeldBackBlocks) {
+  FakeRaw raw;
+  CachingAllocator a(raw);
+  free_while_stream_2_uses(a, 4096);
+  a.empty_cache();
+  EXPECT_EQ(raw.synchronized, 1);
+  EXPECT_EQ(raw.frees, 1);  // the whole segment went back
+  EXPECT_EQ(a.stats().reserved, 0u);
+  EXPECT_EQ(a.pending_frees(), 0u);
+  EXPECT_EQ(raw.unreleased_events(), 0u);
+}
+
+TEST(CachingAllocator, OutOfMemoryWaitsForHeldBackBlocks) {
+  FakeRaw raw(40 * kMiB);
+  CachingAllocator a(raw);
+  free_while_stream_2_uses(a, 30 * kMiB);
+  void* q = a.allocate(30 * kMiB, 3);  // needs p's segment: waits for stream 2, then frees it
+  ASSERT_NE(q, nullptr);
+  EXPECT_EQ(raw.synchronized, 1);
+  EXPECT_EQ(raw.frees, 1);
+  a.free(q);
+}
+
+TEST(CachingAllocator, CaptureAllocationsComeFromAPrivatePool) {
+  FakeRaw raw;
+  CachingAllocator a(raw);
+  void* before = a.allocate(1000, 1);
+  a.free(before);
+  PoolId id = a.begin_capture(1);
+  void* p = a.allocate(1000, 1);  // not the block freed before the capture
+  EXPECT_NE(p, before);
+  EXPECT_EQ(raw.mallocs, 2);
+  void* other = a.allocate(1000, 2);  // other streams keep their ordinary pools
+  a.free(p);
+  EXPECT_EQ(a.allocate(1000, 1), p);  // reused within the capture
+  a.end_capture(1);
+  EXPECT_EQ(a.allocate(1000, 1), before);  // the capture's free block stays in its pool
+  a.free(before);
+  a.free(p);
+  a.free(other);
+  a.empty_cache();  // gives back the ordinary segments, not the graph's
+  EXPECT_EQ(raw.frees, 2);
+  EXPECT_EQ(a.stats().reserved, 2 * kMiB);
+  a.release_pool(id);
+  EXPECT_EQ(raw.frees, 3);
+  EXPECT_EQ(a.stats().reserved, 0u);
+}
+
+TEST(CachingAllocator, ARetiredPoolGoesBackWhenItsLastBlockIsFreed) {
+  FakeRaw raw;
+  CachingAllocator a(raw);
+  PoolId id = a.begin_capture(1);
+  void* kept = a.allocate(3 * kMiB, 1);  // e.g. the graph's output tensor, still referenced
+  void* temp = a.allocate(512, 1);
+  a.free(temp);
+  a.end_capture(1);
+  a.release_pool(id);
+  EXPECT_EQ(raw.frees, 1);  // the small segment; the large one is still in use
+  a.free(kept);
+  EXPECT_EQ(raw.frees, 2);
+  EXPECT_EQ(a.stats().reserved, 0u);
+  EXPECT_THROW(
+      {
+        a.begin_capture(4);
+        a.begin_capture(4);
+      },
+      Error);
 }
 
 TEST(CachingAllocator, FormatsSizesAsPyTorch) {

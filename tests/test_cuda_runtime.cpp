@@ -1,9 +1,12 @@
 // tests/test_cuda_runtime.cpp: the CUDA runtime API (devices, streams, events, memory statistics,
-// out-of-memory recovery, pinned memory and asynchronous copies). Without a real GPU it checks
+// out-of-memory recovery, pinned memory and asynchronous copies, record_stream, copies between
+// GPUs). Without a real GPU it checks
 // the answers and errors of a build without CUDA or a machine without a driver; the GPU cases
 // run only where a GPU is present.
 #include <gtest/gtest.h>
 
+#include "core/backend.h"
+#include "core/pinned_memory.h"
 #include "ember/ember.h"
 #include "test_util.h"
 
@@ -30,6 +33,7 @@ TEST(CudaRuntime, AnswersWithoutAGpu) {
   EXPECT_TRUE(throws_error([] { cuda::Stream::create(); }, ErrorKind::Device, {why}));
   EXPECT_TRUE(throws_error([] { cuda::DeviceGuard g(0); }, ErrorKind::Device, {why}));
   cuda::DeviceGuard none(-1);  // index -1 means "leave the device alone" everywhere
+  EXPECT_TRUE(throws_error([] { cuda::Graph g; }, ErrorKind::Device, {"cuda::Graph"}));
 }
 
 TEST(CudaRuntime, PinMemoryNeedsAGpu) {
@@ -132,6 +136,97 @@ TEST(CudaRuntime, PinnedMemoryAndAsyncCopies) {
   EXPECT_TRUE(testing::tensor_equal(pageable.cpu(), host));
 }
 
+TEST(CudaRuntime, EmptyCacheGivesPinnedBlocksBack) {
+  if (!real_gpu()) GTEST_SKIP() << "no GPU";
+  Tensor pinned = ones({1 << 18}).pin_memory();
+  const void* p = pinned.raw_data_ptr();
+  EXPECT_TRUE(is_pinned_pointer(p));
+  pinned = Tensor();
+  EXPECT_TRUE(is_pinned_pointer(p));  // idle, cached for reuse
+  cuda::empty_cache();
+  EXPECT_FALSE(is_pinned_pointer(p));  // given back with cudaFreeHost
+}
+
+TEST(CudaRuntime, RecordStreamIsForCudaTensors) {
+  EXPECT_TRUE(throws_error([] { backend_for(kCPU).record_stream(nullptr, 0, nullptr); },
+                           ErrorKind::Device, {"record_stream", "CUDA tensors only"}));
+  if (!real_gpu()) GTEST_SKIP() << "no GPU (a cuda::Stream needs one)";
+  Tensor t = ones({3});
+  EXPECT_TRUE(throws_error([&] { t.record_stream(cuda::Stream::current()); }, ErrorKind::Device,
+                           {"[record_stream] expected a CUDA tensor", "cpu", "CUDA-only"}));
+}
+
+TEST(CudaRuntime, RecordStreamKeepsMemoryFromReuse) {
+  if (!real_gpu()) GTEST_SKIP() << "no GPU";
+  TensorOptions gpu{.device = Device("cuda")};
+  cuda::Stream side = cuda::Stream::create();
+  Tensor x = randn({2048, 2048}, gpu);
+  Tensor expected = mm(mm(x.cpu(), x.cpu()), x.cpu()).sum();
+  const void* p = x.raw_data_ptr();
+  Tensor y;
+  {
+    cuda::StreamGuard g(side);
+    side.wait_stream(cuda::Stream::default_stream());  // x was written there
+    y = mm(mm(x, x), x).sum();
+  }
+  x.record_stream(side);
+  x = Tensor();  // freed while the side stream may still read it
+  Tensor z = empty({2048, 2048}, gpu);
+  // The side stream has no work queued after the free, so if it is still busy now it was busy
+  // when z was allocated: x's block must not have been handed out.
+  if (!side.query()) {
+    EXPECT_NE(z.raw_data_ptr(), p);
+  }
+  z.fill_(0);
+  side.synchronize();
+  EXPECT_TRUE(testing::tensor_close(y.cpu(), expected, 1e-3, 1e-2));
+}
+
+TEST(CudaRuntime, WaitStreamOrdersTwoStreams) {
+  if (!real_gpu()) GTEST_SKIP() << "no GPU";
+  cuda::Stream side = cuda::Stream::create();
+  Tensor x = zeros({1 << 20}, TensorOptions{.device = Device("cuda")});
+  x.add_(1);  // default stream
+  Tensor y;
+  {
+    cuda::StreamGuard g(side);
+    side.wait_stream(cuda::Stream::default_stream());
+    y = x * 3;
+  }
+  cuda::Stream::default_stream().wait_stream(side);
+  EXPECT_EQ(y.sum().item<float>(), 3.0f * (1 << 20));
+  side.wait_stream(side);  // waiting for itself is a no-op
+}
+
+TEST(CudaRuntime, GraphCaptureAndReplay) {
+  if (!real_gpu()) GTEST_SKIP() << "no GPU";
+  TensorOptions gpu{.device = Device("cuda")};
+  Tensor x = ones({1024, 64}, gpu);  // the graph's input: refilled between replays
+  Tensor w = full({64, 8}, 0.5, gpu);
+  cuda::Stream side = cuda::Stream::create();
+  cuda::Graph graph;
+  Tensor y;
+  {
+    cuda::StreamGuard g(side);
+    side.wait_stream(cuda::Stream::default_stream());
+    for (int i = 0; i < 2; ++i) y = (mm(x, w) * 2 + 1).sum();  // warm up (cuBLAS, the cache)
+    graph.capture_begin();
+    y = (mm(x, w) * 2 + 1).sum();
+    graph.capture_end();
+  }
+  graph.replay();  // on the current (default) stream, after the capture's setup work
+  EXPECT_EQ(y.item<float>(), 1024 * 8 * (64 * 0.5f * 2 + 1));
+  x.fill_(2);
+  graph.replay();
+  EXPECT_EQ(y.item<float>(), 1024 * 8 * (128 * 0.5f * 2 + 1));
+  EXPECT_TRUE(throws_error([&] { graph.capture_begin(); }, ErrorKind::Value, {"reset()"}));
+  graph.reset();
+  EXPECT_TRUE(throws_error([&] { graph.replay(); }, ErrorKind::Value, {"nothing to replay"}));
+  EXPECT_TRUE(
+      throws_error([&] { graph.capture_begin(); }, ErrorKind::Value, {"non-default stream"}));
+  EXPECT_TRUE(throws_error([&] { graph.capture_end(); }, ErrorKind::Value, {"no capture"}));
+}
+
 TEST(CudaRuntime, CopiesBetweenGpus) {
   if (!real_gpu() || cuda::device_count() < 2) GTEST_SKIP() << "needs 2 GPUs";
   Tensor a = arange(0, 1000, 1, TensorOptions{.device = Device("cuda:0")});
@@ -139,6 +234,21 @@ TEST(CudaRuntime, CopiesBetweenGpus) {
   EXPECT_EQ(b.device(), Device("cuda:1"));
   Tensor c = b * 2;
   EXPECT_TRUE(testing::tensor_equal(c.cpu(), a.cpu() * 2));
+  EXPECT_EQ(cuda::can_device_access_peer(0, 1), cuda::can_device_access_peer(1, 0));
+  // Strided source, dtype conversion, strided destination, and back the other way.
+  Tensor m = randn({64, 48}, TensorOptions{.device = Device("cuda:1")});
+  Tensor t = m.t().to(Device("cuda:0"), kFloat64);
+  EXPECT_EQ(t.device(), Device("cuda:0"));
+  EXPECT_TRUE(testing::tensor_equal(t.cpu(), m.cpu().t().to(kFloat64)));
+  Tensor dst = zeros({48, 128}, TensorOptions{.device = Device("cuda:1")});
+  dst.slice(1, 0, 128, 2).copy_(t);
+  EXPECT_TRUE(testing::tensor_equal(dst.cpu().slice(1, 0, 128, 2), m.cpu().t()));
+  // Work queued on the destination before the copy is not overtaken by it.
+  Tensor big = full({1 << 22}, 3.0, TensorOptions{.device = Device("cuda:0")});
+  Tensor target = zeros({1 << 22}, TensorOptions{.device = Device("cuda:1")});
+  target.add_(1.0);
+  target.copy_(big);
+  EXPECT_EQ(target.sum().item<float>(), 3.0f * (1 << 22));
 }
 
 }  // namespace

@@ -402,6 +402,54 @@ TEST_P(MatmulTest, Float32ResultsDoNotDependOnThreadCount) {
   for (size_t i = 0; i < one.size(); ++i) EXPECT_TRUE(tensor_equal(one[i], two[i])) << i;
 }
 
+// Restores the default float32 matmul precision when a test ends.
+struct PrecisionGuard {
+  ~PrecisionGuard() { set_float32_matmul_precision("highest"); }
+};
+
+TEST(MatmulPrecision, DefaultsToHighestAndKeepsWhatIsSet) {
+  PrecisionGuard restore;
+  EXPECT_EQ(get_float32_matmul_precision(), "highest");
+  for (const char* p : {"high", "medium", "highest"}) {
+    set_float32_matmul_precision(p);
+    EXPECT_EQ(get_float32_matmul_precision(), p);
+  }
+}
+
+TEST(MatmulPrecision, RejectsOtherValues) {
+  PrecisionGuard restore;
+  set_float32_matmul_precision("high");
+  for (const char* bad : {"fast", "HIGH", ""})
+    EXPECT_TRUE(throws_error([&] { set_float32_matmul_precision(bad); }, ErrorKind::Value,
+                             {"[set_float32_matmul_precision]", std::string("'") + bad + "'",
+                              "\"highest\", \"high\" or \"medium\""}));
+  EXPECT_EQ(get_float32_matmul_precision(), "high");  // unchanged by the failed calls
+}
+
+TEST_P(MatmulTest, Float32PrecisionAllowsTf32OnCudaOnly) {
+  PrecisionGuard restore;
+  Generator gen(11);
+  Tensor a = randn({64, 512}, on(), &gen), b = randn({512, 48}, on(), &gen);
+  Tensor a64 = a.to(kFloat64), b64 = b.to(kFloat64);
+  Tensor full = mm(a, b), full64 = mm(a64, b64);
+  Tensor ref = expected(reference_bmm(a.unsqueeze(0), b.unsqueeze(0)), {64, 48});
+  for (const char* p : {"high", "medium"}) {
+    set_float32_matmul_precision(p);
+    Tensor fast = mm(a, b);
+    if (device().is_cpu()) {
+      EXPECT_TRUE(tensor_equal(fast, full)) << p;  // the CPU ignores the setting
+    }
+    // TF32 keeps 10 of float32's 23 mantissa bits: each of the 512 products may be off by about
+    // 2^-10 relative; sums of 512 terms of size ~1 stay within 0.1 here, and full float32 within
+    // 1e-3.
+    EXPECT_TRUE(tensor_close(fast, ref, 1e-2, 1e-1)) << p;
+    EXPECT_TRUE(tensor_equal(mm(a64, b64), full64)) << p;  // float64 is never affected
+    // Batched products go through the same GEMM.
+    EXPECT_TRUE(tensor_close(bmm(a.unsqueeze(0), b.unsqueeze(0)).squeeze(0), ref, 1e-2, 1e-1));
+  }
+  EXPECT_TRUE(tensor_close(full, ref, 1e-4, 1e-3));
+}
+
 EMBER_INSTANTIATE_DEVICE_TESTS(MatmulTest);
 
 }  // namespace

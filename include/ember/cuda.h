@@ -29,6 +29,9 @@ int current_device();
 void set_device(int index);
 // Waits for all work on `index` (the current device when -1).
 void synchronize(int index = -1);
+// Whether `device` can read and write `peer`'s memory directly (copies between the two then go
+// over NVLink / PCIe peer to peer; others are staged through host memory by the driver).
+bool can_device_access_peer(int device, int peer);
 
 // Makes `index` the current device for the guard's lifetime (no-op for index -1).
 class DeviceGuard {
@@ -55,6 +58,8 @@ class Stream {
 
   void synchronize() const;
   bool query() const;  // true when all work on it is done
+  // Work queued on this stream from now on waits for the work queued on `other` so far.
+  void wait_stream(const Stream& other) const;
   int device() const { return device_; }
   void* handle() const { return handle_; }  // the cudaStream_t
   bool operator==(const Stream& o) const { return handle_ == o.handle_ && device_ == o.device_; }
@@ -93,6 +98,32 @@ class Event {
  private:
   struct Impl;
   std::shared_ptr<Impl> impl_;
+};
+
+// A CUDA graph (torch.cuda.CUDAGraph): the work queued on the current stream between
+// capture_begin and capture_end, replayed by one launch on the current stream. Capture on a
+// stream made with Stream::create (not the default stream); run the step a few times first (warm
+// up) so that one-time setup is not captured. Tensors allocated during the capture come from a
+// private pool that the graph keeps until reset(), so replays write the same memory: read the
+// outputs of the captured ops, and write new inputs into the tensors the capture read (copy_).
+// Tensors the graph reads must stay alive until reset(). What the host computes is fixed at
+// capture time: random numbers, learning rates, and Adam's step count (its bias corrections)
+// replay as captured -- SGD with a fixed lr and no schedule replays correctly.
+class Graph {
+ public:
+  Graph();
+  ~Graph();
+  Graph(const Graph&) = delete;
+  Graph& operator=(const Graph&) = delete;
+  void capture_begin();
+  void capture_end();
+  void replay();
+  // Frees the graph and gives its memory pool back (tensors still using it keep their blocks).
+  void reset();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
 };
 
 // The caching allocator of device `index` (the current device when -1). Zero, and empty_cache a

@@ -126,6 +126,12 @@ Tensor logsumexp(const Tensor& x, const Shape& dims, bool keepdim = false);
 Tensor matmul(const Tensor& a, const Tensor& b);  // torch.matmul's 1-D, 2-D and batched rules
 Tensor mm(const Tensor& a, const Tensor& b);      // a: (n, k), b: (k, m) -> (n, m)
 Tensor bmm(const Tensor& a, const Tensor& b);     // a: (B, n, k), b: (B, k, m) -> (B, n, m)
+// torch.set_float32_matmul_precision: "highest" (the default) computes float32 matrix products
+// in full float32; "high" and "medium" let CUDA use TensorFloat-32 tensor cores (inputs rounded
+// to a 10-bit mantissa, float32 accumulation), for matmul, bmm, linear and convolution alike.
+// CPU products are unaffected. Any other value throws an Error.
+void set_float32_matmul_precision(const std::string& precision);
+std::string get_float32_matmul_precision();
 
 // --- joining and indexing
 Tensor cat(const std::vector<Tensor>& tensors, int64_t dim = 0);

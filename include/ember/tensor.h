@@ -46,6 +46,9 @@ struct TensorImpl {
 };
 
 class Tensor;
+namespace cuda {
+class Stream;
+}  // namespace cuda
 namespace indexing {
 struct NoneIndex {};
 struct EllipsisIndex {};
@@ -162,6 +165,10 @@ class Tensor {
   // asynchronously; *this when already pinned. CPU tensors only; needs CUDA and a GPU.
   Tensor pin_memory() const;
   bool is_pinned() const;
+  // torch.Tensor.record_stream: tells the CUDA caching allocator that work queued on `stream`
+  // uses this tensor's memory, so when the memory is freed it is not handed out again before
+  // that stream's work queued so far has finished. CUDA tensors only.
+  void record_stream(const cuda::Stream& stream) const;
   Tensor& copy_(const Tensor& src, bool non_blocking = false);
 
   // --- views (share storage)

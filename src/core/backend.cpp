@@ -22,6 +22,16 @@ std::array<Backend*, 3>& registry() {
 }
 }  // namespace
 
+bool Backend::copy_between_devices(void*, int, const void*, int, size_t) {
+  return false;
+}
+
+void Backend::record_stream(void*, int, void*) {
+  EMBER_THROW(Device,
+              "[record_stream] this device has no streams; record_stream is for CUDA "
+              "tensors only");
+}
+
 void register_backend(DeviceType type, Backend* backend) {
   registry()[static_cast<size_t>(type)] = backend;
 }

@@ -87,6 +87,14 @@ class Backend {
                               bool non_blocking) = 0;
   virtual void copy_to_host(void* dst, const void* src, size_t nbytes, int device_index,
                             bool non_blocking) = 0;
+  // Between two devices of this backend, both contiguous: true when done directly (peer to
+  // peer), false when this backend cannot (the caller then copies through the host).
+  virtual bool copy_between_devices(void* dst, int dst_index, const void* src, int src_index,
+                                    size_t nbytes);
+  // The block at ptr (from allocate on device_index) is used by work on `stream` (a backend
+  // stream handle): when it is freed, it is not reused before that work is done. Throws where the
+  // backend has no streams.
+  virtual void record_stream(void* ptr, int device_index, void* stream);
   virtual void fill(const View& dst, const Scalar& value) = 0;
 
   // Element-wise: all views have dst's shape (inputs broadcast with 0 strides) and inputs share

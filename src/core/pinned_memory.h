@@ -15,5 +15,8 @@ void pinned_free(void* ptr);
 bool pinned_memory_available();
 // Whether ptr points into a block from pinned_allocate.
 bool is_pinned_pointer(const void* ptr);
+// Gives cached pinned blocks no tensor uses (and no copy still reads or writes) back to the
+// driver; part of cuda::empty_cache().
+void pinned_empty_cache();
 
 }  // namespace ember

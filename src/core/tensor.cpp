@@ -7,6 +7,7 @@
 #include "core/make_tensor.h"
 #include "core/pinned_memory.h"
 #include "core/shape.h"
+#include "ember/cuda.h"
 #include "ember/tensor.h"
 
 namespace ember {
@@ -184,9 +185,33 @@ void Tensor::copy_data(const Tensor& src, bool non_blocking) const {
     backend_for(sd.type()).copy_to_host(dst.impl().data(), dev.impl().data(), nbytes(), sd.index(),
                                         non_blocking);
     if (!direct) copy_data(dst, false);
-  } else {  // between two devices, through the host
+  } else {  // between two devices: directly where the backend can, else through the host
+    if (dd.type() == sd.type()) {
+      Tensor from = src.dtype() == dtype() && src.sizes() == sizes() && src.is_contiguous()
+                        ? src
+                        : converted(src, sizes(), dtype());
+      Tensor dst = direct ? *this : make_tensor(sizes(), dtype(), dd);
+      if (backend_for(dd.type()).copy_between_devices(dst.impl().data(), dd.index(),
+                                                      from.impl().data(), sd.index(), nbytes())) {
+        if (!direct) copy_data(dst, false);
+        return;
+      }
+    }
     copy_data(converted(src, src.sizes(), src.dtype(), Device(kCPU)), non_blocking);
   }
+}
+
+void Tensor::record_stream(const cuda::Stream& stream) const {
+  Device d = device();
+  EMBER_CHECK_KIND(Device, d.is_cuda(),
+                   "[record_stream] expected a CUDA tensor, but this one is on ", d,
+                   "; record_stream is a CUDA-only API (it keeps a CUDA tensor's memory from "
+                   "being reused while another stream still uses it)");
+  EMBER_CHECK_KIND(Device, stream.device() == d.index(), "[record_stream] the tensor is on ", d,
+                   " but the stream belongs to cuda:", stream.device(),
+                   "; record a stream of the tensor's own device");
+  if (!storage()) return;
+  backend_for(d.type()).record_stream(storage()->data(), d.index(), stream.handle());
 }
 
 std::ostream& operator<<(std::ostream& os, const Tensor& t) {

@@ -1,19 +1,26 @@
 // tools/gpu_smoke/gpu_smoke.cpp: runs every CUDA backend entry (copies, fills, element-wise ops,
 // reductions, matmul, softmax, convolution, index ops, random numbers, optimizer steps, autograd,
-// the allocator, streams and events) on cuda:0 and compares with the CPU on the same inputs.
-// Prints PASS / FAIL per check and exits 1 on any failure, 77 without a GPU. With --bench it
-// prints the milliseconds of a few large ops instead (scripts/gpu-check.sh compares with PyTorch).
-// With --fake it registers CPU code as the "cuda" backend and skips the runtime checks: a run on
-// any machine that tests this program itself, not the kernels.
+// the allocator, streams and events, record_stream, graphs, peer copies) on cuda:0 and compares
+// with the CPU on the same inputs. Prints PASS / FAIL per check and exits 1 on any failure, 77
+// without a GPU. With --bench it prints the milliseconds of a few large ops instead
+// (scripts/gpu-check.sh compares with PyTorch). With --fake it registers CPU code as the "cuda"
+// backend and skips the runtime checks: a run on any machine that tests this program itself, not
+// the kernels.
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "backend/cpu/cpu_backend.h"
+#include "core/pinned_memory.h"
 #include "ember/ember.h"
 
 using namespace ember;
@@ -260,6 +267,20 @@ void linear_algebra() {
   Tensor big_a = randn({1024, 1024}), big_b = randn({1024, 1024});
   check("mm 1024 float32 full precision", mm(big_a.to(kGpu), big_b.to(kGpu)), mm(big_a, big_b),
         1e-4, 1e-3);
+  // TF32 keeps 10 mantissa bits: sums of 1024 products of N(0, 1) values (size ~32) stay within
+  // about 0.3 of the float64 result; the float32 result within 1e-3.
+  Tensor ref = mm(big_a.to(kFloat64), big_b.to(kFloat64));
+  set_float32_matmul_precision("high");
+  Tensor tf32 = mm(big_a.to(kGpu), big_b.to(kGpu));
+  Tensor tf32_batched = bmm(big_a.to(kGpu).unsqueeze(0), big_b.to(kGpu).unsqueeze(0)).squeeze(0);
+  set_float32_matmul_precision("highest");
+  check("mm 1024 TF32 (precision high)", tf32.to(kFloat64), ref, 1e-2, 0.3);
+  check("bmm 1024 TF32 (precision high)", tf32_batched.to(kFloat64), ref, 1e-2, 0.3);
+  if (!fake) {
+    double worst = (tf32.cpu().to(kFloat64) - ref).abs().max().item<double>();
+    report("TF32 differs from full float32 (tensor cores used)", worst > 1e-3,
+           "max |error| " + std::to_string(worst));
+  }
 }
 
 void softmax_conv_index() {
@@ -438,6 +459,64 @@ void runtime() {
     report("event elapsed_time", a.elapsed_time(b) >= 0);
     check("matmul on a side stream", y, mm(x.cpu(), x.cpu()), 1e-4, 1e-4);
   });
+  guarded("record_stream", [] {
+    cuda::Stream side = cuda::Stream::create();
+    Tensor x = randn({2048, 2048}, gpu());
+    Tensor expected = mm(x.cpu(), x.cpu()).sum();
+    const void* p = x.raw_data_ptr();
+    Tensor y;
+    {
+      cuda::StreamGuard g(side);
+      side.wait_stream(cuda::Stream::default_stream());
+      y = mm(x, x).sum();
+    }
+    x.record_stream(side);
+    x = Tensor();
+    Tensor z = empty({2048, 2048}, gpu());
+    bool busy = !side.query();  // then it was busy when z was allocated
+    report("record_stream: block not reused while the stream is busy",
+           !busy || z.raw_data_ptr() != p, busy ? "side stream was busy" : "side stream finished");
+    z.fill_(1);
+    side.synchronize();
+    check("record_stream: side stream result", y, expected, 1e-3, 1e-1);
+  });
+  // Graph capture needs the caching allocator, which memcheck runs turn off.
+  const char* no_caching = std::getenv("EMBER_CUDA_NO_CACHING");
+  if (no_caching && *no_caching && std::strcmp(no_caching, "0") != 0)
+    std::printf("SKIP graph: EMBER_CUDA_NO_CACHING is set\n");
+  else
+    guarded("graph", [] {
+      Tensor x = randn({256, 32}, gpu()), w = randn({32, 16}, gpu());
+      cuda::Stream side = cuda::Stream::create();
+      cuda::Graph graph;
+      Tensor y;
+      {
+        cuda::StreamGuard g(side);
+        side.wait_stream(cuda::Stream::default_stream());
+        y = softmax(mm(x, w), 1).sum({0});
+        graph.capture_begin();
+        y = softmax(mm(x, w), 1).sum({0});
+        graph.capture_end();
+      }
+      Tensor x2 = randn({256, 32});
+      x.copy_(x2);
+      graph.replay();
+      check("graph replay with new input", y, softmax(mm(x2, w.cpu()), 1).sum({0}), 1e-4, 1e-4);
+    });
+  if (cuda::device_count() >= 2) {
+    guarded("peer copies", [] {
+      Device d1("cuda:1");
+      Tensor m = randn({300, 200});
+      Tensor on0 = m.to(kGpu);
+      check("cuda:0 -> cuda:1", on0.to(d1), m, 0, 0);
+      check("cuda:0 -> cuda:1 transposed, float64", on0.t().to(d1, kFloat64), m.t().to(kFloat64), 0,
+            0);
+      Tensor back = zeros({200, 600}, TensorOptions{.device = kGpu});
+      back.index({indexing::Slice(), indexing::Slice(0, 600, 3)}).copy_(on0.t().to(d1));
+      check("cuda:1 -> cuda:0 strided destination",
+            back.index({indexing::Slice(), indexing::Slice(0, 600, 3)}), m.t(), 0, 0);
+    });
+  }
   guarded("pinned", [] {
     Tensor h = randn({1 << 20}).pin_memory();
     report("pin_memory", h.is_pinned());
@@ -446,6 +525,10 @@ void runtime() {
     back.copy_(d, true);
     cuda::synchronize();
     check("pinned async round trip", back, h, 0, 0);
+    const void* p = back.raw_data_ptr();
+    back = Tensor();
+    cuda::empty_cache();
+    report("empty_cache gives idle pinned blocks back", !is_pinned_pointer(p));
   });
 }
 
@@ -459,13 +542,124 @@ double time_ms(const std::function<void()>& f, int reps) {
          reps;
 }
 
+// Prints one benchmark row: name, unit, value (scripts/gpu-check.sh reads these).
+void row(const std::string& name, const char* unit, double value) {
+  std::printf("%s %s %.4f\n", name.c_str(), unit, value);
+  std::fflush(stdout);
+}
+
+// Repetitions for a copy of `mb` MiB: about 1 GiB moved, at least 3.
+int copy_reps(int mb) {
+  return std::max(3, 1024 / mb);
+}
+
+// Host <-> device copies of 1 MiB to 1 GiB, pageable and pinned, in GB/s: ember's copy_ and the
+// raw CUDA call on the same buffers ("raw_" rows).
+void bench_copies() {
+  for (int mb : {1, 16, 256, 1024}) {
+    int64_t n = int64_t{mb} << 18;  // float32 elements
+    double gb = static_cast<double>(n) * 4 / 1e9;
+    int reps = copy_reps(mb);
+    Tensor dev = zeros({n}, gpu());
+    Tensor pageable = full({n}, 1.5f);
+    Tensor pinned = full({n}, 1.5f).pin_memory();
+    void* d = dev.raw_data_ptr();
+    std::string size = std::to_string(mb) + "MB";
+    auto rate = [&](const std::function<void()>& f) { return gb / (time_ms(f, reps) / 1e3); };
+    row("h2d_pageable_" + size, "GB/s", rate([&] { dev.copy_(pageable); }));
+    row("raw_h2d_pageable_" + size, "GB/s",
+        rate([&] { cudaMemcpy(d, pageable.raw_data_ptr(), n * 4, cudaMemcpyHostToDevice); }));
+    row("h2d_pinned_" + size, "GB/s", rate([&] { dev.copy_(pinned, true); }));
+    row("raw_h2d_pinned_" + size, "GB/s", rate([&] {
+          cudaMemcpyAsync(d, pinned.raw_data_ptr(), n * 4, cudaMemcpyHostToDevice, nullptr);
+        }));
+    row("d2h_pageable_" + size, "GB/s", rate([&] { pageable.copy_(dev); }));
+    row("raw_d2h_pageable_" + size, "GB/s",
+        rate([&] { cudaMemcpy(pageable.raw_data_ptr(), d, n * 4, cudaMemcpyDeviceToHost); }));
+    row("d2h_pinned_" + size, "GB/s", rate([&] { pinned.copy_(dev, true); }));
+    row("raw_d2h_pinned_" + size, "GB/s", rate([&] {
+          cudaMemcpyAsync(pinned.raw_data_ptr(), d, n * 4, cudaMemcpyDeviceToHost, nullptr);
+        }));
+  }
+  cuda::empty_cache();
+}
+
+// The SGD training step captured once in a cuda::Graph and replayed, in ms per step (Adam's
+// step count would be frozen in the graph, so SGD).
+double graph_training_step_ms() {
+  manual_seed(0);
+  nn::Linear model(10, 1);
+  model->to(kGpu);
+  Tensor x = randn({32, 10}, gpu()), y = randn({32, 1}, gpu());
+  optim::SGD opt(model->parameters(), optim::SGDOptions{.lr = 1e-3});
+  auto step = [&] {
+    Tensor loss = F::mse_loss(model(x), y);
+    loss.backward();
+    opt.step();
+  };
+  cuda::Stream side = cuda::Stream::create();
+  cuda::Graph graph;
+  {
+    cuda::StreamGuard g(side);
+    side.wait_stream(cuda::Stream::default_stream());
+    for (int i = 0; i < 3; ++i) {
+      opt.zero_grad();
+      step();
+    }
+    opt.zero_grad();  // gradients are allocated inside the capture, from the graph's pool
+    graph.capture_begin();
+    step();
+    graph.capture_end();
+  }
+  return time_ms([&] { graph.replay(); }, 2000);
+}
+
+// The tutorial's training step: Linear(10, 1), batch 32, MSE loss, Adam (or SGD), in ms.
+double training_step_ms(bool adam) {
+  manual_seed(0);
+  nn::Linear model(10, 1);
+  model->to(kGpu);
+  Tensor x = randn({32, 10}, gpu()), y = randn({32, 1}, gpu());
+  std::unique_ptr<optim::Optimizer> opt;
+  if (adam)
+    opt = std::make_unique<optim::Adam>(model->parameters(), optim::AdamOptions{.lr = 1e-3});
+  else
+    opt = std::make_unique<optim::SGD>(model->parameters(), optim::SGDOptions{.lr = 1e-3});
+  return time_ms(
+      [&] {
+        opt->zero_grad();
+        Tensor loss = F::mse_loss(model(x), y);
+        loss.backward();
+        opt->step();
+      },
+      2000);
+}
+
 int bench() {
   Tensor a = randn({4096, 4096}, gpu()), v = randn({1 << 26}, gpu()),
          s = randn({4096, 4096}, gpu());
-  std::printf("matmul_4096_fp32 %.4f\n", time_ms([&] { mm(a, a); }, 20));
-  std::printf("add_64M_fp32 %.4f\n", time_ms([&] { v + v; }, 50));
-  std::printf("sum_64M_fp32 %.4f\n", time_ms([&] { sum(v); }, 50));
-  std::printf("softmax_4096x4096_fp32 %.4f\n", time_ms([&] { softmax(s, 1); }, 50));
+  row("matmul_4096_fp32", "ms", time_ms([&] { mm(a, a); }, 20));
+  row("add_64M_fp32", "ms", time_ms([&] { v + v; }, 50));
+  row("sum_64M_fp32", "ms", time_ms([&] { sum(v); }, 50));
+  row("softmax_4096x4096_fp32", "ms", time_ms([&] { softmax(s, 1); }, 50));
+  double flop = 2.0 * 4096 * 4096 * 4096;
+  row("sgemm_4096_fp32", "TFLOP/s", flop / (time_ms([&] { mm(a, a); }, 20) * 1e9));
+  set_float32_matmul_precision("high");
+  row("sgemm_4096_tf32", "TFLOP/s", flop / (time_ms([&] { mm(a, a); }, 50) * 1e9));
+  set_float32_matmul_precision("highest");
+  // Device-to-device copy against element-wise add on 256 MiB operands: bytes moved per second
+  // (copy reads and writes n floats, add reads two and writes one).
+  Tensor src = randn({1 << 26}, gpu()), dst = empty({1 << 26}, gpu());
+  double bytes = 4.0 * (1 << 26);
+  double copy_gbs = 2 * bytes / (time_ms([&] { dst.copy_(src); }, 50) * 1e6);
+  double add_gbs = 3 * bytes / (time_ms([&] { src + dst; }, 50) * 1e6);
+  row("d2d_copy_256MB", "GB/s", copy_gbs);
+  row("add_256MB", "GB/s", add_gbs);
+  row("add_vs_copy_bandwidth", "%", 100 * add_gbs / copy_gbs);
+  row("train_step_linear_adam", "ms", training_step_ms(true));
+  row("train_step_linear_sgd", "ms", training_step_ms(false));
+  row("train_step_linear_sgd_graph", "ms", graph_training_step_ms());
+  bench_copies();
   return 0;
 }
 

@@ -4,7 +4,11 @@
 // stream of the tensor's device.
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
+#include <mutex>
 #include <optional>
+#include <set>
+#include <utility>
 
 #include "backend/cuda/cuda_check.h"
 #include "backend/cuda/cuda_kernels.h"
@@ -33,6 +37,41 @@ class OpGuard {
  private:
   std::optional<cuda::DeviceGuard> guard_;
 };
+
+// Makes `waiter` (of device waiter_dev) wait for the work queued so far on `stream`, which
+// belongs to the current device.
+void stream_wait(cudaStream_t waiter, int waiter_dev, cudaStream_t stream) {
+  cudaEvent_t e = nullptr;
+  EMBER_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "copy cuda -> cuda");
+  cudaError_t err = cudaEventRecord(e, stream);
+  if (err == cudaSuccess) {
+    cuda::DeviceGuard guard(waiter_dev);
+    err = cudaStreamWaitEvent(waiter, e, 0);
+  }
+  cudaEventDestroy(e);  // released once it has completed; the wait stays in place
+  EMBER_CUDA_CHECK(err, "copy cuda -> cuda (stream ordering)");
+}
+
+// Lets each of the two devices read the other's memory directly when the hardware allows it
+// (once per pair); cudaMemcpyPeerAsync works either way, staging through the host otherwise.
+void enable_peer_access(int a, int b) {
+  static std::mutex mutex;
+  static std::set<std::pair<int, int>> done;
+  if (a == b) return;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (!done.insert({std::min(a, b), std::max(a, b)}).second) return;
+  for (auto [from, to] : {std::pair{a, b}, std::pair{b, a}}) {
+    int can = 0;
+    EMBER_CUDA_CHECK(cudaDeviceCanAccessPeer(&can, from, to), "cudaDeviceCanAccessPeer");
+    if (!can) continue;
+    cuda::DeviceGuard guard(from);
+    cudaError_t err = cudaDeviceEnablePeerAccess(to, 0);
+    if (err == cudaErrorPeerAccessAlreadyEnabled)
+      cudaGetLastError();
+    else
+      EMBER_CUDA_CHECK(err, "cudaDeviceEnablePeerAccess");
+  }
+}
 
 class CudaBackend : public Backend {
  public:
@@ -69,6 +108,29 @@ class CudaBackend : public Backend {
       record_pinned_use(dst, stream);  // the data is there after cuda::synchronize()
     else
       EMBER_CUDA_CHECK(cudaStreamSynchronize(stream), "copy cuda -> cpu");
+  }
+  // As PyTorch: the copy runs on the source device's current stream after a two-way barrier --
+  // it waits for the work queued on the destination's current stream (which may still read or
+  // write dst), and that stream then waits for the copy -- so both sides see it in stream order.
+  bool copy_between_devices(void* dst, int dst_index, const void* src, int src_index,
+                            size_t nbytes) override {
+    if (nbytes == 0) return true;
+    enable_peer_access(dst_index, src_index);
+    cudaStream_t dst_stream = current_stream(dst_index);
+    cudaStream_t src_stream = current_stream(src_index);
+    {
+      cuda::DeviceGuard guard(dst_index);
+      stream_wait(src_stream, src_index, dst_stream);
+    }
+    cuda::DeviceGuard guard(src_index);
+    EMBER_CUDA_CHECK(cudaMemcpyPeerAsync(dst, dst_index, src, src_index, nbytes, src_stream),
+                     "copy cuda -> cuda (cudaMemcpyPeerAsync)");
+    stream_wait(dst_stream, dst_index, src_stream);
+    return true;
+  }
+  void record_stream(void* ptr, int index, void* stream) override {
+    cuda::DeviceGuard guard(index);
+    device_record_stream(ptr, index, static_cast<cudaStream_t>(stream));
   }
   void fill(const View& dst, const Scalar& value) override {
     OpGuard g(dst.data);

@@ -41,6 +41,8 @@ class Scratch {
 // Device memory through the per-device caching allocator (nbytes may be 0: nullptr).
 void* device_allocate(size_t nbytes, int device);
 void device_free(void* ptr, int device);
+// Tensor::record_stream: the block at ptr (from device_allocate) is used by `stream`.
+void device_record_stream(void* ptr, int device, cudaStream_t stream);
 
 }  // namespace ember::cuda_detail
 

@@ -1,19 +1,28 @@
 // backend/cuda/cuda_matmul.cu: batched matrix multiply. float32 / float64 through cuBLAS strided
-// batched GEMM at full precision (no TF32), reading transposed strided layouts directly and
-// packing other layouts first; integer and bool dtypes through a plain kernel, as on the CPU.
+// batched GEMM, reading transposed strided layouts directly and packing other layouts first;
+// float32 at full precision unless set_float32_matmul_precision allows TF32 tensor cores.
+// Integer and bool dtypes through a plain kernel, as on the CPU.
 #include <cublas_v2.h>
 
 #include <array>
 #include <climits>
+#include <map>
 #include <mutex>
 #include <optional>
+#include <utility>
+#include <vector>
 
+#include "backend/cuda/cuda_capture.h"
 #include "backend/cuda/cuda_kernels.h"
 #include "backend/cuda/cuda_loops.cuh"
+#include "core/matmul_precision.h"
+#include "ember/cuda.h"
 
 namespace ember::cuda_detail {
 
 namespace {
+
+constexpr int kMaxDevices = 64;
 
 void check_cublas(cublasStatus_t status, const char* op) {
   if (status == CUBLAS_STATUS_SUCCESS) return;
@@ -24,19 +33,80 @@ void check_cublas(cublasStatus_t status, const char* op) {
               cublasGetStatusString(status));
 }
 
-// One handle per device, created on first use and kept for the program's life.
-cublasHandle_t handle_for(int device) {
-  static std::array<cublasHandle_t, 64> handles{};
-  static std::mutex mutex;
-  EMBER_CHECK_KIND(Device, device >= 0 && device < 64, "[matmul] device index ", device,
-                   " out of range");
-  std::lock_guard<std::mutex> lock(mutex);
-  if (!handles[device]) {
-    check_cublas(cublasCreate(&handles[device]), "cublasCreate");
-    // Full float32 precision: no TF32 tensor-core rounding unless asked for.
-    check_cublas(cublasSetMathMode(handles[device], CUBLAS_DEFAULT_MATH), "cublasSetMathMode");
+// cuBLAS handles are not safe to share between threads (cublasSetStream and the call that
+// follows would race), so each thread takes one handle per device from a pool and gives it back
+// when the thread ends. The pool and its handles live until the program ends.
+struct HandlePool {
+  std::mutex mutex;
+  std::array<std::vector<cublasHandle_t>, kMaxDevices> idle;
+};
+
+HandlePool& handle_pool() {
+  static auto* pool = new HandlePool();
+  return *pool;
+}
+
+struct ThreadHandles {
+  std::array<cublasHandle_t, kMaxDevices> handles{};
+  ~ThreadHandles() {
+    HandlePool& pool = handle_pool();
+    std::lock_guard<std::mutex> lock(pool.mutex);
+    for (int d = 0; d < kMaxDevices; ++d)
+      if (handles[d]) pool.idle[d].push_back(handles[d]);
   }
-  return handles[device];
+};
+
+// The workspace cuBLAS uses on a stream. cublasSetStream resets a handle to cuBLAS's own default
+// workspace, which all streams of the handle share -- two streams' GEMMs could then run on one
+// buffer at once -- and which cuBLAS may allocate while a CUDA graph is being captured. So every
+// (handle, stream) pair gets a workspace of its own from the caching allocator, kept for the
+// program's life (as PyTorch does). 32 MiB on Hopper and later, 4 MiB before (cuBLAS's sizes).
+void* workspace_for(cublasHandle_t handle, cudaStream_t stream, int device, size_t& nbytes) {
+  static std::mutex mutex;
+  static auto* workspaces = new std::map<std::pair<cublasHandle_t, cudaStream_t>, void*>();
+  static std::array<size_t, kMaxDevices> sizes{};
+  std::lock_guard<std::mutex> lock(mutex);
+  if (!sizes[device])
+    sizes[device] = cuda::get_device_properties(device).major >= 9 ? 32u << 20 : 4u << 20;
+  nbytes = sizes[device];
+  auto [it, inserted] = workspaces->try_emplace({handle, stream}, nullptr);
+  if (inserted) {
+    try {
+      it->second = device_allocate(nbytes, device);
+    } catch (...) {
+      workspaces->erase(it);
+      throw;
+    }
+  }
+  return it->second;
+}
+
+// The calling thread's handle for `device` (current), set to run on `stream`.
+cublasHandle_t handle_for(int device, cudaStream_t stream) {
+  thread_local ThreadHandles mine;
+  EMBER_CHECK_KIND(Device, device >= 0 && device < kMaxDevices, "[matmul] device index ", device,
+                   " out of range");
+  cublasHandle_t& h = mine.handles[device];
+  if (!h) {
+    HandlePool& pool = handle_pool();
+    {
+      std::lock_guard<std::mutex> lock(pool.mutex);
+      if (!pool.idle[device].empty()) {
+        h = pool.idle[device].back();
+        pool.idle[device].pop_back();
+      }
+    }
+    if (!h) {
+      check_cublas(cublasCreate(&h), "cublasCreate");
+      // Full float32 precision unless a call asks for TF32 through its compute type.
+      check_cublas(cublasSetMathMode(h, CUBLAS_DEFAULT_MATH), "cublasSetMathMode");
+    }
+  }
+  check_cublas(cublasSetStream(h, stream), "cublasSetStream");
+  size_t nbytes = 0;
+  void* ws = workspace_for(h, stream, device, nbytes);
+  check_cublas(cublasSetWorkspace(h, ws, nbytes), "cublasSetWorkspace");
+  return h;
 }
 
 // How cuBLAS reads a row-major (rows, cols) matrix with strides (rs, cs): computing C^T = B^T A^T
@@ -90,16 +160,24 @@ void gemm(cublasHandle_t h, Layout la, Layout lb, int64_t M, int64_t N, int64_t 
           int64_t sa, const T* b, int64_t sb, T* c, int64_t B) {
   const T one = 1, zero = 0;
   auto m = static_cast<int>(N), n = static_cast<int>(M), k = static_cast<int>(K);
-  if constexpr (std::is_same_v<T, float>)
-    check_cublas(cublasSgemmStridedBatched(h, lb.op, la.op, m, n, k, &one, b,
-                                           static_cast<int>(lb.ld), sb, a, static_cast<int>(la.ld),
-                                           sa, &zero, c, m, M * N, static_cast<int>(B)),
-                 "matmul (cublasSgemmStridedBatched)");
-  else
-    check_cublas(cublasDgemmStridedBatched(h, lb.op, la.op, m, n, k, &one, b,
-                                           static_cast<int>(lb.ld), sb, a, static_cast<int>(la.ld),
-                                           sa, &zero, c, m, M * N, static_cast<int>(B)),
+  auto lda = static_cast<int>(la.ld), ldb = static_cast<int>(lb.ld);
+  auto batch = static_cast<int>(B);
+  if constexpr (std::is_same_v<T, float>) {
+    if (float32_matmul_precision() != MatmulPrecision::Highest)
+      check_cublas(
+          cublasGemmStridedBatchedEx(h, lb.op, la.op, m, n, k, &one, b, CUDA_R_32F, ldb, sb, a,
+                                     CUDA_R_32F, lda, sa, &zero, c, CUDA_R_32F, m, M * N, batch,
+                                     CUBLAS_COMPUTE_32F_FAST_TF32, CUBLAS_GEMM_DEFAULT),
+          "matmul (cublasGemmStridedBatchedEx, TF32)");
+    else
+      check_cublas(cublasSgemmStridedBatched(h, lb.op, la.op, m, n, k, &one, b, ldb, sb, a, lda, sa,
+                                             &zero, c, m, M * N, batch),
+                   "matmul (cublasSgemmStridedBatched)");
+  } else {
+    check_cublas(cublasDgemmStridedBatched(h, lb.op, la.op, m, n, k, &one, b, ldb, sb, a, lda, sa,
+                                           &zero, c, m, M * N, batch),
                  "matmul (cublasDgemmStridedBatched)");
+  }
 }
 
 // Copies a strided (B, rows, cols) operand into dense scratch memory; returns its view.
@@ -137,13 +215,17 @@ void matmul_float(const View& dst, const View& a, const View& b) {
     vb = pack(b, *buf_b, sb);
     lb = Layout{CUBLAS_OP_N, N};
   }
-  cublasHandle_t h = handle_for(current_device());
-  check_cublas(cublasSetStream(h, stream), "cublasSetStream");
+  cublasHandle_t h = handle_for(current_device(), stream);
   gemm<T>(h, *la, *lb, M, N, K, static_cast<const T*>(va.data), va.strides[0],
           static_cast<const T*>(vb.data), vb.strides[0], static_cast<T*>(dst.data), B);
 }
 
 }  // namespace
+
+void prepare_blas(int device, cudaStream_t stream) {
+  cuda::DeviceGuard guard(device);
+  handle_for(device, stream);
+}
 
 void launch_matmul(const View& dst, const View& a, const View& b) {
   visit_dtype(dst.dtype, [&]<class T>() {

@@ -9,7 +9,10 @@
 #include <mutex>
 
 #include "backend/cuda/caching_allocator.h"
+#include "backend/cuda/cuda_capture.h"
 #include "backend/cuda/cuda_check.h"
+#include "backend/cuda/cuda_raw.h"
+#include "core/pinned_memory.h"
 #include "ember/cuda.h"
 #include "ember/error.h"
 
@@ -17,16 +20,46 @@ namespace ember {
 
 namespace cuda_detail {
 
+// Events are created on the current device: callers make the stream's device current.
+cuda_alloc::EventId CudaEventsRaw::record_event(cuda_alloc::StreamId stream) {
+  cudaEvent_t e = nullptr;
+  EMBER_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming),
+                   "allocator event (cudaEventCreate)");
+  cudaError_t err = cudaEventRecord(e, reinterpret_cast<cudaStream_t>(stream));
+  if (err != cudaSuccess) cudaEventDestroy(e);
+  EMBER_CUDA_CHECK(err, "allocator event (cudaEventRecord)");
+  return reinterpret_cast<cuda_alloc::EventId>(e);
+}
+
+bool CudaEventsRaw::event_done(cuda_alloc::EventId event) {
+  return query_done(cudaEventQuery(reinterpret_cast<cudaEvent_t>(event)),
+                    "allocator event (cudaEventQuery)");
+}
+
+void CudaEventsRaw::synchronize_event(cuda_alloc::EventId event) {
+  EMBER_CUDA_CHECK(cudaEventSynchronize(reinterpret_cast<cudaEvent_t>(event)),
+                   "allocator event (cudaEventSynchronize)");
+}
+
+void CudaEventsRaw::release_event(cuda_alloc::EventId event) {
+  cudaEventDestroy(reinterpret_cast<cudaEvent_t>(event));
+}
+
 namespace {
 
 constexpr int kMaxDevices = 64;
 
 // cudaMalloc on the current device; nullptr when the device is out of memory.
-class CudaRawAllocator : public cuda_alloc::RawAllocator {
+class CudaRawAllocator : public CudaEventsRaw {
  public:
   void* malloc(size_t nbytes) override {
     void* p = nullptr;
+    // cudaMalloc is not stream-ordered, so it may run while a graph is captured; relaxed mode
+    // says so to CUDA, which otherwise invalidates the capture (PyTorch does the same).
+    cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+    cudaThreadExchangeStreamCaptureMode(&mode);
     cudaError_t err = cudaMalloc(&p, nbytes);
+    cudaThreadExchangeStreamCaptureMode(&mode);
     if (err == cudaErrorMemoryAllocation) {
       cudaGetLastError();
       return nullptr;
@@ -88,6 +121,27 @@ void device_free(void* ptr, int device) {
   allocator(device).free(ptr);
 }
 
+void device_record_stream(void* ptr, int device, cudaStream_t stream) {
+  if (!ptr) return;
+  allocator(device).record_stream(ptr, reinterpret_cast<cuda_alloc::StreamId>(stream));
+}
+
+bool allocator_caches(int device) {
+  return allocator(device).caching();
+}
+
+uint64_t begin_capture_pool(int device, cudaStream_t stream) {
+  return allocator(device).begin_capture(reinterpret_cast<cuda_alloc::StreamId>(stream));
+}
+
+void end_capture_pool(int device, cudaStream_t stream) {
+  allocator(device).end_capture(reinterpret_cast<cuda_alloc::StreamId>(stream));
+}
+
+void release_capture_pool(int device, uint64_t pool) {
+  allocator(device).release_pool(pool);
+}
+
 Scratch::Scratch(size_t nbytes) : device_(current_device()) {
   ptr_ = device_allocate(nbytes, device_);
 }
@@ -109,6 +163,7 @@ void empty_cache() {
     DeviceGuard guard(d);
     cuda_detail::allocator(d).empty_cache();
   }
+  pinned_empty_cache();
 }
 
 size_t memory_allocated(int index) {

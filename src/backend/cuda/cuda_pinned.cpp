@@ -1,15 +1,13 @@
-// backend/cuda/cuda_pinned.cpp: the pinned host memory cache. Blocks come from cudaHostAlloc in
-// power-of-two sizes and are reused after they are freed -- but only once every asynchronous copy
-// recorded on them (record_pinned_use) has finished, so freeing a pinned tensor right after a
-// non_blocking copy from it is safe.
+// backend/cuda/cuda_pinned.cpp: the pinned host memory cache over cudaHostAlloc (bookkeeping in
+// pinned_cache.cpp). A freed block is reused only once every asynchronous copy recorded on it
+// (record_pinned_use) has finished, so freeing a pinned tensor right after a non_blocking copy
+// from it is safe; idle blocks beyond 1 GiB, and all idle blocks on cuda::empty_cache(), are
+// given back with cudaFreeHost.
 #include <cuda_runtime_api.h>
 
-#include <cstdint>
-#include <map>
-#include <mutex>
-#include <vector>
-
 #include "backend/cuda/cuda_check.h"
+#include "backend/cuda/cuda_raw.h"
+#include "backend/cuda/pinned_cache.h"
 #include "core/pinned_memory.h"
 #include "ember/error.h"
 
@@ -17,41 +15,26 @@ namespace ember {
 
 namespace {
 
-struct PinnedBlock {
-  size_t size;
-  bool in_use;
-  std::vector<cudaEvent_t> pending;  // copies still reading or writing the block
+class CudaHostRaw : public cuda_detail::CudaEventsRaw {
+ public:
+  void* malloc(size_t nbytes) override {
+    void* p = nullptr;
+    cudaError_t err = cudaHostAlloc(&p, nbytes, cudaHostAllocDefault);
+    if (err == cudaErrorMemoryAllocation) {
+      cudaGetLastError();
+      return nullptr;
+    }
+    EMBER_CUDA_CHECK(err, "pin_memory (cudaHostAlloc)");
+    return p;
+  }
+  void free(void* ptr) override { EMBER_CUDA_CHECK(cudaFreeHost(ptr), "cudaFreeHost"); }
 };
 
-std::mutex& pinned_mutex() {
-  static std::mutex m;
-  return m;
-}
-// By base address; never destroyed (the runtime may be gone at exit).
-std::map<uintptr_t, PinnedBlock>& pinned_blocks() {
-  static auto* blocks = new std::map<uintptr_t, PinnedBlock>();
-  return *blocks;
-}
-
-// Whether every copy recorded on b has finished (then forgets them).
-bool copies_done(PinnedBlock& b) {
-  for (cudaEvent_t e : b.pending) {
-    cudaError_t err = cudaEventQuery(e);
-    if (err == cudaErrorNotReady) {
-      cudaGetLastError();
-      return false;
-    }
-    EMBER_CUDA_CHECK(err, "pinned memory (cudaEventQuery)");
-  }
-  for (cudaEvent_t e : b.pending) cudaEventDestroy(e);
-  b.pending.clear();
-  return true;
-}
-
-size_t pinned_size(size_t nbytes) {
-  size_t size = 512;
-  while (size < nbytes) size <<= 1;
-  return size;
+// Never destroyed (the runtime may be gone at exit).
+cuda_alloc::PinnedCache& cache() {
+  static auto* raw = new CudaHostRaw();
+  static auto* c = new cuda_alloc::PinnedCache(*raw);
+  return *c;
 }
 
 }  // namespace
@@ -65,71 +48,31 @@ void* pinned_allocate(size_t nbytes) {
   EMBER_CHECK_KIND(Device, cuda_detail::real_device_count() > 0,
                    "[pin_memory] pinned memory needs a CUDA device, and no NVIDIA driver or GPU "
                    "was found. Leave pin_memory off on machines without a GPU.");
-  size_t size = pinned_size(nbytes);
-  std::lock_guard<std::mutex> lock(pinned_mutex());
-  auto& blocks = pinned_blocks();
-  for (auto& [base, b] : blocks) {
-    if (!b.in_use && b.size == size && copies_done(b)) {
-      b.in_use = true;
-      return reinterpret_cast<void*>(base);
-    }
-  }
-  void* p = nullptr;
-  cudaError_t err = cudaHostAlloc(&p, size, cudaHostAllocDefault);
-  if (err == cudaErrorMemoryAllocation) {  // give back idle cached blocks and retry once
-    cudaGetLastError();
-    for (auto it = blocks.begin(); it != blocks.end();) {
-      if (!it->second.in_use && copies_done(it->second)) {
-        cudaFreeHost(reinterpret_cast<void*>(it->first));
-        it = blocks.erase(it);
-      } else {
-        ++it;
-      }
-    }
-    err = cudaHostAlloc(&p, size, cudaHostAllocDefault);
-  }
-  EMBER_CUDA_CHECK(err, "pin_memory (cudaHostAlloc)");
-  blocks.emplace(reinterpret_cast<uintptr_t>(p), PinnedBlock{size, true, {}});
+  void* p = cache().allocate(nbytes);
+  EMBER_CHECK_KIND(OutOfMemory, p != nullptr, "[pin_memory] cudaHostAlloc could not allocate ",
+                   cuda_alloc::format_bytes(cuda_alloc::PinnedCache::round_size(nbytes)),
+                   " of pinned host memory; pin smaller tensors or fewer at a time");
   return p;
 }
 
 void pinned_free(void* ptr) {
-  if (!ptr) return;
-  std::lock_guard<std::mutex> lock(pinned_mutex());
-  auto it = pinned_blocks().find(reinterpret_cast<uintptr_t>(ptr));
-  if (it != pinned_blocks().end()) it->second.in_use = false;
+  if (ptr) cache().free(ptr);
 }
-
-namespace {
-// The block containing ptr, or null. Callers hold the mutex.
-PinnedBlock* block_containing(const void* ptr) {
-  auto& blocks = pinned_blocks();
-  auto p = reinterpret_cast<uintptr_t>(ptr);
-  auto it = blocks.upper_bound(p);
-  if (it == blocks.begin()) return nullptr;
-  --it;
-  return p < it->first + it->second.size ? &it->second : nullptr;
-}
-}  // namespace
 
 bool is_pinned_pointer(const void* ptr) {
-  if (!ptr) return false;
-  std::lock_guard<std::mutex> lock(pinned_mutex());
-  return block_containing(ptr) != nullptr;
+  if (!ptr || cuda_detail::real_device_count() == 0) return false;
+  return cache().contains(ptr);
+}
+
+void pinned_empty_cache() {
+  if (cuda_detail::real_device_count() > 0) cache().empty_cache();
 }
 
 namespace cuda_detail {
 
+// Called with the stream's device current (the copy's DeviceGuard).
 void record_pinned_use(const void* host_ptr, cudaStream_t stream) {
-  std::lock_guard<std::mutex> lock(pinned_mutex());
-  PinnedBlock* b = block_containing(host_ptr);
-  if (!b) return;
-  cudaEvent_t e = nullptr;
-  EMBER_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "pinned memory event");
-  cudaError_t err = cudaEventRecord(e, stream);
-  if (err != cudaSuccess) cudaEventDestroy(e);
-  EMBER_CUDA_CHECK(err, "pinned memory event");
-  b->pending.push_back(e);
+  cache().record_use(host_ptr, reinterpret_cast<cuda_alloc::StreamId>(stream));
 }
 
 }  // namespace cuda_detail

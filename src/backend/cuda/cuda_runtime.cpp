@@ -7,6 +7,7 @@
 #include <mutex>
 
 #include "backend/cuda/cuda_check.h"
+#include "backend/cuda/cuda_raw.h"
 #include "core/backend.h"
 #include "ember/cuda.h"
 #include "ember/error.h"
@@ -57,6 +58,15 @@ void throw_cuda_error(cudaError_t err, const char* op, const char* file, int lin
               " (", base_name(file), ":", line,
               "). Errors of earlier asynchronous work surface here; run with "
               "CUDA_LAUNCH_BLOCKING=1 to find the failing op.");
+}
+
+bool query_done(cudaError_t err, const char* op) {
+  if (err == cudaErrorNotReady) {
+    cudaGetLastError();
+    return false;
+  }
+  check(err, op, __FILE__, __LINE__);
+  return true;
 }
 
 int current_device() {
@@ -117,6 +127,14 @@ void synchronize(int index) {
   EMBER_CUDA_CHECK(cudaDeviceSynchronize(), "cuda::synchronize");
 }
 
+bool can_device_access_peer(int device, int peer) {
+  check_index(device, "cuda::can_device_access_peer");
+  check_index(peer, "cuda::can_device_access_peer");
+  int can = 0;
+  EMBER_CUDA_CHECK(cudaDeviceCanAccessPeer(&can, device, peer), "cuda::can_device_access_peer");
+  return can != 0;
+}
+
 DeviceGuard::DeviceGuard(int index) {
   if (index < 0) return;
   check_index(index, "cuda::DeviceGuard");
@@ -160,13 +178,15 @@ void Stream::synchronize() const {
 
 bool Stream::query() const {
   DeviceGuard guard(device_);
-  cudaError_t err = cudaStreamQuery(static_cast<cudaStream_t>(handle_));
-  if (err == cudaErrorNotReady) {
-    cudaGetLastError();
-    return false;
-  }
-  EMBER_CUDA_CHECK(err, "cuda::Stream::query");
-  return true;
+  return cuda_detail::query_done(cudaStreamQuery(static_cast<cudaStream_t>(handle_)),
+                                 "cuda::Stream::query");
+}
+
+void Stream::wait_stream(const Stream& other) const {
+  if (other == *this) return;
+  Event ready;
+  ready.record(other);
+  ready.wait(*this);
 }
 
 StreamGuard::StreamGuard(const Stream& stream)
@@ -226,13 +246,7 @@ void Event::synchronize() const {
 
 bool Event::query() const {
   if (!impl_->event) return true;
-  cudaError_t err = cudaEventQuery(impl_->event);
-  if (err == cudaErrorNotReady) {
-    cudaGetLastError();
-    return false;
-  }
-  EMBER_CUDA_CHECK(err, "cuda::Event::query");
-  return true;
+  return cuda_detail::query_done(cudaEventQuery(impl_->event), "cuda::Event::query");
 }
 
 float Event::elapsed_time(const Event& end) const {

@@ -30,6 +30,7 @@ bool pinned_memory_available() {
 bool is_pinned_pointer(const void*) {
   return false;
 }
+void pinned_empty_cache() {}
 
 namespace cuda {
 
@@ -47,6 +48,9 @@ void set_device(int) {
 }
 void synchronize(int) {
   no_cuda("cuda::synchronize");
+}
+bool can_device_access_peer(int, int) {
+  no_cuda("cuda::can_device_access_peer");
 }
 
 DeviceGuard::DeviceGuard(int index) {
@@ -71,6 +75,9 @@ void Stream::synchronize() const {
 }
 bool Stream::query() const {
   no_cuda("cuda::Stream::query");
+}
+void Stream::wait_stream(const Stream&) const {
+  no_cuda("cuda::Stream::wait_stream");
 }
 
 StreamGuard::StreamGuard(const Stream& stream) : previous_(stream), device_(-1) {
@@ -100,6 +107,22 @@ bool Event::query() const {
 float Event::elapsed_time(const Event&) const {
   no_cuda("cuda::Event::elapsed_time");
 }
+
+struct Graph::Impl {};
+Graph::Graph() {
+  no_cuda("cuda::Graph");
+}
+Graph::~Graph() = default;
+void Graph::capture_begin() {
+  no_cuda("cuda::Graph::capture_begin");
+}
+void Graph::capture_end() {
+  no_cuda("cuda::Graph::capture_end");
+}
+void Graph::replay() {
+  no_cuda("cuda::Graph::replay");
+}
+void Graph::reset() {}
 
 void empty_cache() {}
 size_t memory_allocated(int) {

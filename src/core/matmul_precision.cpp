@@ -1,0 +1,38 @@
+// core/matmul_precision.cpp: set_float32_matmul_precision / get_float32_matmul_precision, one
+// atomic setting for the whole process (as PyTorch's).
+#include "core/matmul_precision.h"
+
+#include <array>
+#include <atomic>
+#include <string>
+
+#include "ember/error.h"
+#include "ember/ops.h"
+
+namespace ember {
+
+namespace {
+constexpr std::array<const char*, 3> kNames = {"highest", "high", "medium"};
+std::atomic<MatmulPrecision> g_precision{MatmulPrecision::Highest};
+}  // namespace
+
+MatmulPrecision float32_matmul_precision() {
+  return g_precision.load(std::memory_order_relaxed);
+}
+
+void set_float32_matmul_precision(const std::string& precision) {
+  for (size_t i = 0; i < kNames.size(); ++i) {
+    if (precision == kNames[i]) {
+      g_precision.store(static_cast<MatmulPrecision>(i), std::memory_order_relaxed);
+      return;
+    }
+  }
+  EMBER_THROW(Value, "[set_float32_matmul_precision] invalid precision '", precision,
+              "'; expected one of \"highest\", \"high\" or \"medium\"");
+}
+
+std::string get_float32_matmul_precision() {
+  return kNames[static_cast<size_t>(float32_matmul_precision())];
+}
+
+}  // namespace ember
