@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <functional>
 #include <memory>
 #include <string>
@@ -22,6 +23,9 @@
 #include "backend/cpu/cpu_backend.h"
 #include "core/pinned_memory.h"
 #include "ember/ember.h"
+#include "ember/io/dlpack.h"
+#include "ember/io/npy.h"
+#include "ember/io/safetensors.h"
 
 using namespace ember;
 namespace F = ember::nn::functional;
@@ -367,6 +371,37 @@ void random_numbers() {
          "mean " + std::to_string(m) + " std " + std::to_string(sd));
 }
 
+// Saving CUDA tensors (copied back to the host) and DLPack export/import of CUDA memory, zero-copy.
+void files_and_dlpack() {
+  Tensor x = randn({3, 5});
+  Tensor xg = x.to(kGpu);
+  const std::string dir = std::filesystem::temp_directory_path().string();
+  guarded("save from cuda", [&] {
+    const std::string st = dir + "/ember_gpu_smoke.safetensors", npy = dir + "/ember_gpu_smoke.npy";
+    io::save_safetensors(st, {{"x", xg}, {"t", xg.t()}});
+    io::SafetensorsFile f = io::load_safetensors(st);
+    check("safetensors of a cuda tensor", f.tensors.at(0).second, x, 0, 0);
+    check("safetensors of a transposed cuda view", f.tensors.at(1).second, x.t(), 0, 0);
+    check("safetensors loaded onto cuda", io::load_safetensors(st, kGpu).tensors.at(0).second, x, 0,
+          0);
+    io::save_npy(npy, xg);
+    check("npy of a cuda tensor", io::load_npy(npy), x, 0, 0);
+    std::filesystem::remove(st);
+    std::filesystem::remove(npy);
+  });
+  guarded("dlpack on cuda", [&] {
+    dlpack::DLManagedTensor* m = io::to_dlpack(xg);
+    report("dlpack device is kDLCUDA:0", m->dl_tensor.device.device_type == dlpack::kDLCUDA &&
+                                             m->dl_tensor.device.device_id == 0);
+    report("dlpack export is zero-copy", m->dl_tensor.data == xg.raw_data_ptr());
+    Tensor back = io::from_dlpack(m);
+    report("dlpack import is zero-copy on cuda:0",
+           back.device() == kGpu && back.raw_data_ptr() == xg.raw_data_ptr());
+    back.fill_(2.5);  // writes through to xg's memory
+    check("dlpack import shares memory", xg, full({3, 5}, 2.5), 0, 0);
+  });
+}
+
 void optimizers() {
   auto run = [](const std::string& name, auto make) {
     guarded(name, [&] {
@@ -686,6 +721,7 @@ int main(int argc, char** argv) {
            {"softmax, conv, index", softmax_conv_index},
            {"random", random_numbers},
            {"optimizers", optimizers},
+           {"files and dlpack", files_and_dlpack},
            {"training and runtime", training_and_runtime}})
     guarded(name, f);
   if (!fake) cuda::synchronize();
