@@ -8,6 +8,7 @@
 
 #include "backend/cpu/cpu_backend.h"
 #include "backend/cpu/cpu_loops.h"
+#include "ops/op_tables.h"
 
 namespace ember {
 
@@ -76,13 +77,29 @@ void col2im_plane(T* image, const T* cols, const Conv2dGeometry& g) {
   }
 }
 
+// The first tap of a window starting at `start` that lies at or after 0 (a division only where
+// the window starts in padding).
+inline int64_t first_tap(int64_t start, int64_t dilation) {
+  return start >= 0 ? 0 : (-start + dilation - 1) / dilation;
+}
+
 // The taps [lo, hi) of a window starting at `start` (may be negative: padding) that land inside
 // [0, extent): start + k * dilation in range.
 void tap_range(int64_t start, int64_t dilation, int64_t kernel, int64_t extent, int64_t& lo,
                int64_t& hi) {
-  lo = start >= 0 ? 0 : (-start + dilation - 1) / dilation;
+  lo = first_tap(start, dilation);
   hi = start >= extent ? 0 : std::min(kernel, (extent - start + dilation - 1) / dilation);
   hi = std::max(hi, lo);
+}
+
+// One comparison of a max-pool window: v, at flat position at, replaces the maximum so far (b at
+// position a) when greater, or when NaN while b is not. Bitwise, not short-circuit, and selects:
+// no branch on the data. v != v: NaN.
+template <class T>
+inline void pool_step(T v, int64_t at, T& b, int64_t& a) {
+  const bool take = ((v > b) | (v != v)) & (b == b);
+  b = cpu::select(take, v, b);
+  a = cpu::select(take, at, a);
 }
 
 // One tap of a row of windows: outputs [lo, hi) compare in[ox * stride] (flat position
@@ -91,11 +108,11 @@ template <class T>
 void pool_tap(const T* __restrict in, int64_t at, int64_t stride, int64_t lo, int64_t hi,
               T* __restrict best, int64_t* __restrict best_at) {
   for (int64_t ox = lo; ox < hi; ++ox) {
-    const T v = in[ox * stride], b = best[ox];
-    // Bitwise, not short-circuit: no branch on the data. v != v: NaN.
-    const bool take = ((v > b) | (v != v)) & (b == b);
-    best[ox] = cpu::select(take, v, b);
-    best_at[ox] = cpu::select(take, at + ox * stride, best_at[ox]);
+    T b = best[ox];
+    int64_t a = best_at[ox];
+    pool_step(in[ox * stride], at + ox * stride, b, a);
+    best[ox] = b;
+    best_at[ox] = a;
   }
 }
 
@@ -104,15 +121,12 @@ template <class T>
 void pool_pairs(const T* __restrict in, int64_t at, int64_t n, T* __restrict best,
                 int64_t* __restrict best_at) {
   for (int64_t ox = 0; ox < n; ++ox) {
-    const T v0 = in[2 * ox], v1 = in[2 * ox + 1];
     T b = best[ox];
     int64_t a = best_at[ox];
-    const bool take0 = ((v0 > b) | (v0 != v0)) & (b == b);
-    b = cpu::select(take0, v0, b);
-    a = cpu::select(take0, at + 2 * ox, a);
-    const bool take1 = ((v1 > b) | (v1 != v1)) & (b == b);
-    best[ox] = cpu::select(take1, v1, b);
-    best_at[ox] = cpu::select(take1, at + 2 * ox + 1, a);
+    pool_step(in[2 * ox], at + 2 * ox, b, a);
+    pool_step(in[2 * ox + 1], at + 2 * ox + 1, b, a);
+    best[ox] = b;
+    best_at[ox] = a;
   }
 }
 
@@ -134,10 +148,8 @@ void max_pool_plane(T* values, int64_t* indices, const T* x, const Conv2dGeometr
     const int64_t first_row = (y0 + ky_lo * g.dilation_h) * g.width;
     for (int64_t ox = 0; ox < g.out_w; ++ox) {
       const int64_t x0 = ox * g.stride_w - g.pad_w;
-      // The first tap inside the input (a division only where the window starts in padding).
-      const int64_t kx_lo = x0 >= 0 ? 0 : (-x0 + g.dilation_w - 1) / g.dilation_w;
       best[ox] = -std::numeric_limits<T>::infinity();
-      best_at[ox] = first_row + x0 + kx_lo * g.dilation_w;
+      best_at[ox] = first_row + x0 + first_tap(x0, g.dilation_w) * g.dilation_w;
     }
     for (int64_t ky = ky_lo; ky < ky_hi; ++ky) {
       const int64_t row = (y0 + ky * g.dilation_h) * g.width;
@@ -157,80 +169,63 @@ void max_pool_plane(T* values, int64_t* indices, const T* x, const Conv2dGeometr
   }
 }
 
-void check_float(const char* op, DType dtype) {
-  EMBER_CHECK_KIND(DType, dtype == kFloat32 || dtype == kFloat64, "[", op,
-                   "] expected float32 or float64, got ", dtype);
-}
-
 }  // namespace
 
 void CpuBackend::im2col(const View& cols, const View& image, const Conv2dGeometry& g) {
-  check_float("im2col", image.dtype);
   int64_t plane = g.height * g.width, col_plane = g.kernel_h * g.kernel_w * g.out_h * g.out_w;
-  visit_dtype(image.dtype, [&]<class T>() {
-    if constexpr (std::is_floating_point_v<T>) {
-      T* c = static_cast<T*>(cols.data);
-      const T* x = static_cast<const T*>(image.data);
-      cpu::parallel_for(g.batch * g.channels, plane_grain(g), [&](int64_t b, int64_t e) {
-        for (int64_t p = b; p < e; ++p) im2col_plane(c + p * col_plane, x + p * plane, g);
-      });
-    }
+  dispatch_kind<OpKind::Float>(image.dtype, "im2col", [&]<class T>() {
+    T* c = static_cast<T*>(cols.data);
+    const T* x = static_cast<const T*>(image.data);
+    cpu::parallel_for(g.batch * g.channels, plane_grain(g), [&](int64_t b, int64_t e) {
+      for (int64_t p = b; p < e; ++p) im2col_plane(c + p * col_plane, x + p * plane, g);
+    });
   });
 }
 
 void CpuBackend::col2im(const View& image, const View& cols, const Conv2dGeometry& g) {
-  check_float("col2im", image.dtype);
   int64_t plane = g.height * g.width, col_plane = g.kernel_h * g.kernel_w * g.out_h * g.out_w;
-  visit_dtype(image.dtype, [&]<class T>() {
-    if constexpr (std::is_floating_point_v<T>) {
-      T* x = static_cast<T*>(image.data);
-      const T* c = static_cast<const T*>(cols.data);
-      cpu::parallel_for(g.batch * g.channels, plane_grain(g), [&](int64_t b, int64_t e) {
-        for (int64_t p = b; p < e; ++p) col2im_plane(x + p * plane, c + p * col_plane, g);
-      });
-    }
+  dispatch_kind<OpKind::Float>(image.dtype, "col2im", [&]<class T>() {
+    T* x = static_cast<T*>(image.data);
+    const T* c = static_cast<const T*>(cols.data);
+    cpu::parallel_for(g.batch * g.channels, plane_grain(g), [&](int64_t b, int64_t e) {
+      for (int64_t p = b; p < e; ++p) col2im_plane(x + p * plane, c + p * col_plane, g);
+    });
   });
 }
 
 void CpuBackend::max_pool2d(const View& values, const View& indices, const View& image,
                             const Conv2dGeometry& g) {
-  check_float("max_pool2d", image.dtype);
   const int64_t plane = g.height * g.width, out_plane = g.out_h * g.out_w;
-  visit_dtype(image.dtype, [&]<class T>() {
-    if constexpr (std::is_floating_point_v<T>) {
-      T* v = static_cast<T*>(values.data);
-      int64_t* idx = static_cast<int64_t*>(indices.data);
-      const T* x = static_cast<const T*>(image.data);
-      cpu::parallel_for(g.batch * g.channels, plane_grain(g), [&](int64_t b, int64_t e) {
-        std::vector<T> best(g.out_w);
-        std::vector<int64_t> best_at(g.out_w);
-        for (int64_t p = b; p < e; ++p)
-          max_pool_plane(v + p * out_plane, idx + p * out_plane, x + p * plane, g, best.data(),
-                         best_at.data());
-      });
-    }
+  dispatch_kind<OpKind::Float>(image.dtype, "max_pool2d", [&]<class T>() {
+    T* v = static_cast<T*>(values.data);
+    int64_t* idx = static_cast<int64_t*>(indices.data);
+    const T* x = static_cast<const T*>(image.data);
+    cpu::parallel_for(g.batch * g.channels, plane_grain(g), [&](int64_t b, int64_t e) {
+      std::vector<T> best(g.out_w);
+      std::vector<int64_t> best_at(g.out_w);
+      for (int64_t p = b; p < e; ++p)
+        max_pool_plane(v + p * out_plane, idx + p * out_plane, x + p * plane, g, best.data(),
+                       best_at.data());
+    });
   });
 }
 
 void CpuBackend::max_pool2d_backward(const View& grad_image, const View& grad_out,
                                      const View& indices, const Conv2dGeometry& g) {
-  check_float("max_pool2d_backward", grad_image.dtype);
   const int64_t plane = g.height * g.width, out_plane = g.out_h * g.out_w;
-  visit_dtype(grad_image.dtype, [&]<class T>() {
-    if constexpr (std::is_floating_point_v<T>) {
-      T* gx = static_cast<T*>(grad_image.data);
-      const T* gy = static_cast<const T*>(grad_out.data);
-      const int64_t* idx = static_cast<const int64_t*>(indices.data);
-      cpu::parallel_for(g.batch * g.channels, plane_grain(g), [&](int64_t b, int64_t e) {
-        for (int64_t p = b; p < e; ++p) {
-          T* dst = gx + p * plane;
-          std::fill_n(dst, plane, T(0));
-          const T* src = gy + p * out_plane;
-          const int64_t* at = idx + p * out_plane;
-          for (int64_t i = 0; i < out_plane; ++i) dst[at[i]] += src[i];
-        }
-      });
-    }
+  dispatch_kind<OpKind::Float>(grad_image.dtype, "max_pool2d_backward", [&]<class T>() {
+    T* gx = static_cast<T*>(grad_image.data);
+    const T* gy = static_cast<const T*>(grad_out.data);
+    const int64_t* idx = static_cast<const int64_t*>(indices.data);
+    cpu::parallel_for(g.batch * g.channels, plane_grain(g), [&](int64_t b, int64_t e) {
+      for (int64_t p = b; p < e; ++p) {
+        T* dst = gx + p * plane;
+        std::fill_n(dst, plane, T(0));
+        const T* src = gy + p * out_plane;
+        const int64_t* at = idx + p * out_plane;
+        for (int64_t i = 0; i < out_plane; ++i) dst[at[i]] += src[i];
+      }
+    });
   });
 }
 

@@ -12,30 +12,13 @@
 #include "backend/cpu/cpu_backend.h"
 #include "backend/cpu/cpu_loops.h"
 #include "backend/cpu/cpu_sgemm_avx512.h"
+#include "backend/gemm_layout.h"
 
 namespace ember {
 
 namespace {
 
 #if defined(EMBER_HAVE_BLAS)
-struct BlasLayout {
-  CBLAS_TRANSPOSE trans;
-  int64_t ld;
-};
-
-// How BLAS can read a (rows, cols) matrix with strides (rs, cs), if it can.
-std::optional<BlasLayout> blas_layout(int64_t rows, int64_t cols, int64_t rs, int64_t cs) {
-  if (cols == 1 || cs == 1) {
-    int64_t ld = rows == 1 ? std::max<int64_t>(cols, 1) : rs;
-    if (ld >= std::max<int64_t>(cols, 1)) return BlasLayout{CblasNoTrans, ld};
-  }
-  if (rows == 1 || rs == 1) {
-    int64_t ld = cols == 1 ? std::max<int64_t>(rows, 1) : cs;
-    if (ld >= std::max<int64_t>(rows, 1)) return BlasLayout{CblasTrans, ld};
-  }
-  return std::nullopt;
-}
-
 // Copies a strided (rows, cols) matrix into a dense row-major buffer.
 template <class T>
 void pack(std::vector<T>& buf, const T* x, int64_t rows, int64_t cols, int64_t rs, int64_t cs) {
@@ -45,12 +28,14 @@ void pack(std::vector<T>& buf, const T* x, int64_t rows, int64_t cols, int64_t r
 }
 
 template <class T>
-void gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int64_t m, int64_t n, int64_t k, const T* a,
-          int64_t lda, const T* b, int64_t ldb, T* c) {
+void gemm(GemmLayout la, GemmLayout lb, int64_t m, int64_t n, int64_t k, const T* a, const T* b,
+          T* c) {
+  const CBLAS_TRANSPOSE ta = la.transposed ? CblasTrans : CblasNoTrans,
+                        tb = lb.transposed ? CblasTrans : CblasNoTrans;
   if constexpr (std::is_same_v<T, float>)
-    cblas_sgemm(CblasRowMajor, ta, tb, m, n, k, 1.0f, a, lda, b, ldb, 0.0f, c, n);
+    cblas_sgemm(CblasRowMajor, ta, tb, m, n, k, 1.0f, a, la.ld, b, lb.ld, 0.0f, c, n);
   else
-    cblas_dgemm(CblasRowMajor, ta, tb, m, n, k, 1.0, a, lda, b, ldb, 0.0, c, n);
+    cblas_dgemm(CblasRowMajor, ta, tb, m, n, k, 1.0, a, la.ld, b, lb.ld, 0.0, c, n);
 }
 #endif
 
@@ -146,14 +131,14 @@ void matmul_float(const View& dst, const View& a, const View& b) {
     }
   }
 #if defined(EMBER_HAVE_BLAS)
-  auto la = blas_layout(M, K, a.strides[1], a.strides[2]);
-  auto lb = blas_layout(K, N, b.strides[1], b.strides[2]);
+  auto la = gemm_layout(M, K, a.strides[1], a.strides[2]);
+  auto lb = gemm_layout(K, N, b.strides[1], b.strides[2]);
   std::vector<T> bufa, bufb;
   for (int64_t i = 0; i < B; ++i) {
     const T* ai = pa + i * a.strides[0];
     const T* bi = pb + i * b.strides[0];
-    BlasLayout ua = la.value_or(BlasLayout{CblasNoTrans, K});
-    BlasLayout ub = lb.value_or(BlasLayout{CblasNoTrans, N});
+    GemmLayout ua = la.value_or(GemmLayout{false, K});
+    GemmLayout ub = lb.value_or(GemmLayout{false, N});
     if (!la) {
       pack(bufa, ai, M, K, a.strides[1], a.strides[2]);
       ai = bufa.data();
@@ -162,7 +147,7 @@ void matmul_float(const View& dst, const View& a, const View& b) {
       pack(bufb, bi, K, N, b.strides[1], b.strides[2]);
       bi = bufb.data();
     }
-    gemm<T>(ua.trans, ub.trans, M, N, K, ai, ua.ld, bi, ub.ld, c + i * M * N);
+    gemm<T>(ua, ub, M, N, K, ai, bi, c + i * M * N);
   }
 #else
   // No BLAS: the loop, each thread taking whole rows of c.

@@ -95,8 +95,7 @@ void reduce_typed(const View& dst, const View& src, uint64_t mask) {
     return;
   }
   // The innermost kept dim contiguous in src and dst: accumulate whole rows of it, over every
-  // reduced offset in order (reducing leading or middle dims, e.g. over the taps of pooling
-  // windows laid out as (N, C, taps, L)).
+  // reduced offset in order (reducing leading or middle dims, e.g. dim 1 of (N, C, L)).
   const int kl = kept.ndim - 1;
   if (kept.ndim >= 1 && kept.strides[kl] == 1 && out.ndim >= 1 && out.strides[out.ndim - 1] == 1 &&
       out.sizes[out.ndim - 1] % kept.sizes[kl] == 0 && kept.sizes[kl] >= 16) {
@@ -159,37 +158,6 @@ void arg_reduce_typed(const View& dst, const View& src, uint64_t mask) {
   int64_t len = g.reduced.numel, s = g.reduced.ndim ? g.reduced.strides[0] : 1;
   const T* x = static_cast<const T*>(src.data);
   int64_t* y = static_cast<int64_t*>(dst.data);
-  const int kl = kept.ndim - 1;
-  if (kept.ndim >= 1 && kept.strides[kl] == 1 && out.ndim >= 1 && out.strides[out.ndim - 1] == 1 &&
-      out.sizes[out.ndim - 1] % kept.sizes[kl] == 0 && kept.sizes[kl] >= 16 && len > 0) {
-    // The innermost kept dim contiguous: compare whole rows of it, one reduced index at a time.
-    const int64_t width = kept.sizes[kl], rows = kept.numel / width;
-    constexpr int64_t kChunk = 1024;
-    const int64_t chunks = (width + kChunk - 1) / kChunk;
-    int64_t grain = std::max<int64_t>(1, cpu::kGrainSize / (len * std::min(width, kChunk)));
-    cpu::parallel_for(rows * chunks, grain, [&](int64_t b, int64_t e) {
-      T bv[kChunk];
-      int64_t best[kChunk];
-      for (int64_t task = b; task < e; ++task) {
-        const int64_t row = task / chunks, j0 = (task % chunks) * kChunk,
-                      w = std::min(kChunk, width - j0);
-        const T* src_row = x + kept.offset(row * width + j0);
-        std::copy_n(src_row, w, bv);
-        std::fill_n(best, w, 0);
-        for (int64_t i = 1; i < len; ++i) {
-          const T* in = src_row + i * s;
-          for (int64_t j = 0; j < w; ++j) {
-            const T v = in[j];
-            const bool take = !is_nan(bv[j]) && (is_nan(v) || (is_max ? v > bv[j] : v < bv[j]));
-            bv[j] = take ? v : bv[j];
-            best[j] = take ? i : best[j];
-          }
-        }
-        std::copy_n(best, w, y + out.offset(row * width + j0));
-      }
-    });
-    return;
-  }
   int64_t grain = std::max<int64_t>(1, cpu::kGrainSize / std::max<int64_t>(len, 1));
   cpu::parallel_for(kept.numel, grain, [&](int64_t b, int64_t e) {
     for (int64_t o = b; o < e; ++o) {

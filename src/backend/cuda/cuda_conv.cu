@@ -5,6 +5,7 @@
 // whose maximum it was (deterministic too).
 #include "backend/cuda/cuda_kernels.h"
 #include "backend/cuda/cuda_loops.cuh"
+#include "ops/op_tables.h"
 
 namespace ember::cuda_detail {
 
@@ -121,72 +122,50 @@ __global__ void max_pool2d_backward_kernel(T* grad_image, const T* grad_out, con
   }
 }
 
-void check_float(const char* op, DType dtype) {
-  EMBER_CHECK_KIND(DType, is_floating_point(dtype), "[", op, "] expected float32 or float64, got ",
-                   dtype);
-}
-
-// Calls run.template operator()<T>() with T the C++ type of a float32 or float64 dtype.
-template <class F>
-void for_float_dtype(DType dtype, F&& run) {
-  if (dtype == kFloat32)
-    run.template operator()<float>();
-  else
-    run.template operator()<double>();
-}
-
 }  // namespace
 
 void launch_im2col(const View& cols, const View& image, const Conv2dGeometry& g) {
-  check_float("im2col", image.dtype);
   int64_t total = g.batch * g.channels * g.kernel_h * g.kernel_w * g.out_h * g.out_w;
-  if (total == 0) return;
-  auto run = [&]<class T>() {
+  dispatch_kind<OpKind::Float>(image.dtype, "im2col", [&]<class T>() {
+    if (total == 0) return;
     im2col_kernel<T><<<blocks_for(total), kThreads, 0, current_stream()>>>(
         static_cast<T*>(cols.data), static_cast<const T*>(image.data), g, total);
     EMBER_CUDA_CHECK_LAUNCH("im2col kernel");
-  };
-  for_float_dtype(image.dtype, run);
+  });
 }
 
 void launch_col2im(const View& image, const View& cols, const Conv2dGeometry& g) {
-  check_float("col2im", image.dtype);
   int64_t total = g.batch * g.channels * g.height * g.width;
-  if (total == 0) return;
-  auto run = [&]<class T>() {
+  dispatch_kind<OpKind::Float>(image.dtype, "col2im", [&]<class T>() {
+    if (total == 0) return;
     col2im_kernel<T><<<blocks_for(total), kThreads, 0, current_stream()>>>(
         static_cast<T*>(image.data), static_cast<const T*>(cols.data), g, total);
     EMBER_CUDA_CHECK_LAUNCH("col2im kernel");
-  };
-  for_float_dtype(image.dtype, run);
+  });
 }
 
 void launch_max_pool2d(const View& values, const View& indices, const View& image,
                        const Conv2dGeometry& g) {
-  check_float("max_pool2d", image.dtype);
   int64_t total = g.batch * g.channels * g.out_h * g.out_w;
-  if (total == 0) return;
-  auto run = [&]<class T>() {
+  dispatch_kind<OpKind::Float>(image.dtype, "max_pool2d", [&]<class T>() {
+    if (total == 0) return;
     max_pool2d_kernel<T><<<blocks_for(total), kThreads, 0, current_stream()>>>(
         static_cast<T*>(values.data), static_cast<int64_t*>(indices.data),
         static_cast<const T*>(image.data), g, total);
     EMBER_CUDA_CHECK_LAUNCH("max_pool2d kernel");
-  };
-  for_float_dtype(image.dtype, run);
+  });
 }
 
 void launch_max_pool2d_backward(const View& grad_image, const View& grad_out, const View& indices,
                                 const Conv2dGeometry& g) {
-  check_float("max_pool2d_backward", grad_image.dtype);
   int64_t total = g.batch * g.channels * g.height * g.width;
-  if (total == 0) return;
-  auto run = [&]<class T>() {
+  dispatch_kind<OpKind::Float>(grad_image.dtype, "max_pool2d_backward", [&]<class T>() {
+    if (total == 0) return;
     max_pool2d_backward_kernel<T><<<blocks_for(total), kThreads, 0, current_stream()>>>(
         static_cast<T*>(grad_image.data), static_cast<const T*>(grad_out.data),
         static_cast<const int64_t*>(indices.data), g, total);
     EMBER_CUDA_CHECK_LAUNCH("max_pool2d backward kernel");
-  };
-  for_float_dtype(grad_image.dtype, run);
+  });
 }
 
 }  // namespace ember::cuda_detail

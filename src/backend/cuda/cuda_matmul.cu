@@ -15,6 +15,7 @@
 #include "backend/cuda/cuda_capture.h"
 #include "backend/cuda/cuda_kernels.h"
 #include "backend/cuda/cuda_loops.cuh"
+#include "backend/gemm_layout.h"
 #include "core/matmul_precision.h"
 #include "ember/cuda.h"
 
@@ -109,24 +110,10 @@ cublasHandle_t handle_for(int device, cudaStream_t stream) {
   return h;
 }
 
-// How cuBLAS reads a row-major (rows, cols) matrix with strides (rs, cs): computing C^T = B^T A^T
-// in column-major terms, a matrix with unit column stride is used as is (N) with leading
-// dimension rs, one with unit row stride transposed (T) with leading dimension cs.
-struct Layout {
-  cublasOperation_t op;
-  int64_t ld;
-};
-
-std::optional<Layout> layout(int64_t rows, int64_t cols, int64_t rs, int64_t cs) {
-  if (cols == 1 || cs == 1) {
-    int64_t ld = rows == 1 ? std::max<int64_t>(cols, 1) : rs;
-    if (ld >= std::max<int64_t>(cols, 1)) return Layout{CUBLAS_OP_N, ld};
-  }
-  if (rows == 1 || rs == 1) {
-    int64_t ld = cols == 1 ? std::max<int64_t>(rows, 1) : cs;
-    if (ld >= std::max<int64_t>(rows, 1)) return Layout{CUBLAS_OP_T, ld};
-  }
-  return std::nullopt;
+// cuBLAS is column-major: it computes C^T = B^T A^T, so a row-major matrix with unit column
+// stride is used as is (N) and one with unit row stride transposed (T), as gemm_layout says.
+cublasOperation_t op(GemmLayout l) {
+  return l.transposed ? CUBLAS_OP_T : CUBLAS_OP_N;
 }
 
 template <class T>
@@ -156,8 +143,8 @@ bool fits_int(int64_t v) {
 }
 
 template <class T>
-void gemm(cublasHandle_t h, Layout la, Layout lb, int64_t M, int64_t N, int64_t K, const T* a,
-          int64_t sa, const T* b, int64_t sb, T* c, int64_t B) {
+void gemm(cublasHandle_t h, GemmLayout la, GemmLayout lb, int64_t M, int64_t N, int64_t K,
+          const T* a, int64_t sa, const T* b, int64_t sb, T* c, int64_t B) {
   const T one = 1, zero = 0;
   auto m = static_cast<int>(N), n = static_cast<int>(M), k = static_cast<int>(K);
   auto lda = static_cast<int>(la.ld), ldb = static_cast<int>(lb.ld);
@@ -165,16 +152,16 @@ void gemm(cublasHandle_t h, Layout la, Layout lb, int64_t M, int64_t N, int64_t 
   if constexpr (std::is_same_v<T, float>) {
     if (float32_matmul_precision() != MatmulPrecision::Highest)
       check_cublas(
-          cublasGemmStridedBatchedEx(h, lb.op, la.op, m, n, k, &one, b, CUDA_R_32F, ldb, sb, a,
+          cublasGemmStridedBatchedEx(h, op(lb), op(la), m, n, k, &one, b, CUDA_R_32F, ldb, sb, a,
                                      CUDA_R_32F, lda, sa, &zero, c, CUDA_R_32F, m, M * N, batch,
                                      CUBLAS_COMPUTE_32F_FAST_TF32, CUBLAS_GEMM_DEFAULT),
           "matmul (cublasGemmStridedBatchedEx, TF32)");
     else
-      check_cublas(cublasSgemmStridedBatched(h, lb.op, la.op, m, n, k, &one, b, ldb, sb, a, lda, sa,
-                                             &zero, c, m, M * N, batch),
+      check_cublas(cublasSgemmStridedBatched(h, op(lb), op(la), m, n, k, &one, b, ldb, sb, a, lda,
+                                             sa, &zero, c, m, M * N, batch),
                    "matmul (cublasSgemmStridedBatched)");
   } else {
-    check_cublas(cublasDgemmStridedBatched(h, lb.op, la.op, m, n, k, &one, b, ldb, sb, a, lda, sa,
+    check_cublas(cublasDgemmStridedBatched(h, op(lb), op(la), m, n, k, &one, b, ldb, sb, a, lda, sa,
                                            &zero, c, m, M * N, batch),
                  "matmul (cublasDgemmStridedBatched)");
   }
@@ -200,20 +187,20 @@ void matmul_float(const View& dst, const View& a, const View& b) {
   EMBER_CHECK_KIND(Value, fits_int(M) && fits_int(N) && fits_int(K) && fits_int(B),
                    "[matmul] cuda: matrix dims and batch must each be below 2^31, got (", B, ", ",
                    M, ", ", K, ") x (", K, ", ", N, ")");
-  auto la = layout(M, K, a.strides[1], a.strides[2]);
-  auto lb = layout(K, N, b.strides[1], b.strides[2]);
+  auto la = gemm_layout(M, K, a.strides[1], a.strides[2]);
+  auto lb = gemm_layout(K, N, b.strides[1], b.strides[2]);
   std::optional<Scratch> buf_a, buf_b;
   std::array<int64_t, 3> sa{}, sb{};
   View va = a, vb = b;
   if (!la || !fits_int(la->ld)) {
     buf_a.emplace(sizeof(T) * B * M * K);
     va = pack(a, *buf_a, sa);
-    la = Layout{CUBLAS_OP_N, K};
+    la = GemmLayout{false, K};
   }
   if (!lb || !fits_int(lb->ld)) {
     buf_b.emplace(sizeof(T) * B * K * N);
     vb = pack(b, *buf_b, sb);
-    lb = Layout{CUBLAS_OP_N, N};
+    lb = GemmLayout{false, N};
   }
   cublasHandle_t h = handle_for(current_device(), stream);
   gemm<T>(h, *la, *lb, M, N, K, static_cast<const T*>(va.data), va.strides[0],
