@@ -325,7 +325,8 @@ TEST_P(MatmulTest, SmallAndBlasSizedProductsAgreeWithReference) {
 
 // Float32 products on x86 CPUs with AVX-512 run ember's own GEMM (cpu_sgemm_avx512.cpp): 14x32
 // register tiles, K blocks of up to 512, row blocks of up to 2016, column chunks of up to 512 per
-// thread. These shapes sit on and around each of those edges.
+// thread. These shapes sit on and around each of those edges; the last one packs more than 1 MiB,
+// which the GEMM takes as a huge block from the host allocator.
 TEST_P(MatmulTest, Float32TileAndBlockEdgesMatchReference) {
   Generator gen(11);
   std::vector<Shape> shapes;
@@ -334,8 +335,9 @@ TEST_P(MatmulTest, Float32TileAndBlockEdgesMatchReference) {
     shapes.push_back({65, s, 33});
     shapes.push_back({33, 65, s});
   }
-  for (Shape dims : {Shape{14, 512, 32}, Shape{15, 513, 33}, Shape{29, 1025, 95},
-                     Shape{2030, 24, 70}, Shape{20, 1000, 1300}, Shape{257, 257, 257}})
+  for (Shape dims :
+       {Shape{14, 512, 32}, Shape{15, 513, 33}, Shape{29, 1025, 95}, Shape{2030, 24, 70},
+        Shape{20, 1000, 1300}, Shape{257, 257, 257}, Shape{300, 1000, 600}})
     shapes.push_back(dims);
   for (const Shape& dims : shapes) {
     int64_t M = dims[0], K = dims[1], N = dims[2];

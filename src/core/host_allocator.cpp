@@ -34,7 +34,6 @@ constexpr bool kCaching = true;
 // Blocks of kMinHugeBlock bytes or more are mapped directly, 2 MiB aligned, and marked for
 // transparent huge pages (most systems leave THP to madvise): a 128 MiB tensor then takes 64 page
 // faults instead of 32768 on first touch, and streaming over it misses the TLB once per 2 MiB.
-constexpr size_t kMinHugeBlock = size_t{4} << 20;
 constexpr size_t kHugePage = size_t{2} << 20;
 
 // A huge block's data starts on a 2 MiB boundary and fills whole huge pages; its header lives at

@@ -19,6 +19,9 @@ void host_deallocate(void* ptr, size_t nbytes);
 void host_empty_cache();
 
 inline constexpr size_t kMaxCachedBlock = size_t{1} << 16;
+// Blocks of this many bytes or more are mapped 2 MiB aligned and marked for transparent huge pages
+// (not under AddressSanitizer).
+inline constexpr size_t kMinHugeBlock = size_t{4} << 20;
 
 // A standard allocator over host_allocate, for std::allocate_shared.
 template <class T>
