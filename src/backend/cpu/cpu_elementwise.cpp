@@ -1,6 +1,7 @@
 // backend/cpu/cpu_elementwise.cpp: unary, binary and where loops, instantiated from the op tables.
 #include "backend/cpu/cpu_backend.h"
 #include "backend/cpu/cpu_loops.h"
+#include "backend/cpu/cpu_vec_math.h"
 #include "ops/scalar_math.h"
 
 namespace ember {
@@ -22,6 +23,23 @@ void unary_loop(const View& dst, const View& src, const F& f) {
       for (int64_t i = 0; i < n; ++i)
         *reinterpret_cast<Out*>(p[0] + i * s[0]) = f(*reinterpret_cast<const T*>(p[1] + i * s[1]));
     }
+  });
+}
+
+// A float32 op of cpu_vec_math.h: contiguous runs go to its vectorized loop, other strides to the
+// same scalar function, so a strided input gives the same bits as a contiguous one.
+template <float (*scalar)(float), void (*span)(float*, const float*, int64_t)>
+void unary_f32_vec(const View& dst, const View& src) {
+  cpu::StridedOperands<2> it({&dst, &src});
+  it.run([](char** p, const int64_t* s, int64_t n) {
+    constexpr int64_t st = sizeof(float);
+    if (s[0] == st && s[1] == st) {
+      span(reinterpret_cast<float*>(p[0]), reinterpret_cast<const float*>(p[1]), n);
+      return;
+    }
+    for (int64_t i = 0; i < n; ++i)
+      *reinterpret_cast<float*>(p[0] + i * s[0]) =
+          scalar(*reinterpret_cast<const float*>(p[1] + i * s[1]));
   });
 }
 
@@ -79,6 +97,18 @@ void binary_loop(const View& dst, const View& a, const View& b, const F& f) {
 }  // namespace
 
 void CpuBackend::unary(UnaryOp op, const View& dst, const View& src, const UnaryParams& p) {
+  if (src.dtype == kFloat32 && dst.dtype == kFloat32) {
+    switch (op) {
+      case UnaryOp::Exp:
+        return unary_f32_vec<cpu::exp_f32, cpu::exp_f32>(dst, src);
+      case UnaryOp::Sigmoid:
+        return unary_f32_vec<cpu::sigmoid_f32, cpu::sigmoid_f32>(dst, src);
+      case UnaryOp::Tanh:
+        return unary_f32_vec<cpu::tanh_f32, cpu::tanh_f32>(dst, src);
+      default:
+        break;
+    }
+  }
   switch (op) {
 #define EMBER_UNARY(Name, name, Fn, kind, ...)                                                   \
   case UnaryOp::Name:                                                                            \

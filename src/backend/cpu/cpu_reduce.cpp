@@ -43,11 +43,17 @@ template <class T>
   return total;
 }
 
-// The same, compiled for AVX2 as well as the baseline (chosen at load time).
-[[gnu::target_clones("arch=haswell", "default")]] double sum_f32(const float* x, int64_t n) {
+// The same, compiled for AVX2 as well as the baseline, chosen at load time by feature level ("arch=
+// x86-64-v3": an "arch=haswell" clone would run only on CPUs whose model is Haswell).
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define EMBER_SUM_CLONES [[gnu::target_clones("arch=x86-64-v3", "default")]]
+#else
+#define EMBER_SUM_CLONES
+#endif
+EMBER_SUM_CLONES double sum_f32(const float* x, int64_t n) {
   return sum_contiguous(x, n);
 }
-[[gnu::target_clones("arch=haswell", "default")]] double sum_f64(const double* x, int64_t n) {
+EMBER_SUM_CLONES double sum_f64(const double* x, int64_t n) {
   return sum_contiguous(x, n);
 }
 

@@ -1,7 +1,6 @@
 // backend/cpu/cpu_softmax.cpp: fused softmax and log-softmax -- per slice along the dim, one pass
 // for the maximum, one for the exponentials and their sum, one writing the result. float32 uses
-// a branch-free exp that the compiler vectorizes; float64 uses std::exp.
-#include <bit>
+// the branch-free exp of cpu_vec_math.h, which the compiler vectorizes; float64 uses std::exp.
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -10,38 +9,17 @@
 
 #include "backend/cpu/cpu_backend.h"
 #include "backend/cpu/cpu_loops.h"
+#include "backend/cpu/cpu_vec_math.h"
 
 namespace ember {
 
 namespace {
 
-// e^x within 2 ulp of expf for -87.3 <= x <= 88; 0 below (where expf turns subnormal), +inf for
-// +inf, NaN for NaN. Branch-free so that loops over it vectorize: range reduction
-// x = n ln2 + r, |r| <= ln2 / 2, with ln2 split in two for exactness; e^r from its degree-6 Taylor
-// polynomial; 2^n from the exponent bits. n comes from x clamped to [-88, 88] (NaN maps to -88),
-// so the conversion to int is always defined; r keeps x itself, carrying NaN and inf through.
-[[gnu::always_inline]] inline float exp_float(float x) {
-  constexpr float kLog2e = 1.44269504f, kLn2Hi = 0.693359375f, kLn2Lo = -2.12194440e-4f;
-  constexpr float kRound = 12582912.0f;  // 1.5 * 2^23: adding and subtracting it rounds to int
-  float xc = x > -88.0f ? (x < 88.0f ? x : 88.0f) : -88.0f;
-  float fn = (xc * kLog2e + kRound) - kRound;
-  float r = (x - fn * kLn2Hi) - fn * kLn2Lo;
-  float p = 1.0f / 720;
-  p = p * r + 1.0f / 120;
-  p = p * r + 1.0f / 24;
-  p = p * r + 1.0f / 6;
-  p = p * r + 0.5f;
-  p = p * r + 1.0f;
-  p = p * r + 1.0f;
-  float scale = __builtin_bit_cast(float, (static_cast<int32_t>(fn) + 127) << 23);
-  float y = p * scale;
-  return x < -87.3f ? 0.0f : y;
-}
-
+// e^x of a shifted value: float32 through the vectorizable cpu::exp_f32, float64 through std::exp.
 template <class T>
 [[gnu::always_inline]] inline T exp_shifted(T x) {
   if constexpr (std::is_same_v<T, float>)
-    return exp_float(x);
+    return cpu::exp_f32(x);
   else
     return std::exp(x);
 }
@@ -101,10 +79,11 @@ template <class T>
   }
 }
 
-// Rows [b, e) of a float32 softmax, compiled twice: for AVX2 + FMA (8 lanes, fused multiply-adds
-// in exp) and for the x86-64 baseline; the loader picks one for the CPU at hand.
+// Rows [b, e) of a float32 softmax, compiled for AVX-512 (16 lanes: this file is built with
+// -mprefer-vector-width=512), AVX2 and the x86-64 baseline; the loader picks by feature level.
+// Without implicit fused multiply-adds (-ffp-contract=off) all three give the same bits.
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-[[gnu::target_clones("arch=haswell", "default")]]
+[[gnu::target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")]]
 #endif
 void softmax_rows_f32(float* y, const float* x, int64_t b, int64_t e, int64_t n, bool log) {
   for (int64_t o = b; o < e; ++o) softmax_row(y + o * n, x + o * n, n, log);

@@ -1,0 +1,43 @@
+// backend/cpu/cpu_vec_math.cpp: the dense float32 exp, sigmoid and tanh loops of cpu_vec_math.h,
+// each compiled three times -- x86-64-v4 (AVX-512, 16 lanes: this file is built with
+// -mprefer-vector-width=512), x86-64-v3 (AVX2 + FMA, 8 lanes) and the baseline (SSE2, 4 lanes) --
+// and picked by the loader by feature level, not by CPU model.
+#include "backend/cpu/cpu_vec_math.h"
+
+namespace ember::cpu {
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define EMBER_VEC_CLONES [[gnu::target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")]]
+#else
+#define EMBER_VEC_CLONES
+#endif
+
+// out[i] = f(in[i]) in blocks of 64 (four cache lines), each block first prefetching the input
+// 1024 floats ahead. Without the prefetch the out-of-order window, filled by the arithmetic of a
+// few vectors, kept too few cache misses in flight: a 32M sigmoid on one thread took 1.5-1.7 ns
+// per element instead of the 0.7 it takes in cache (0.7 with the prefetch).
+template <float (*f)(float)>
+[[gnu::always_inline]] inline void map_f32(float* out, const float* in, int64_t n) {
+  constexpr int64_t kBlock = 64, kAhead = 1024;
+  int64_t i = 0;
+  for (; i + kBlock <= n; i += kBlock) {
+    if (i + kAhead + kBlock <= n)
+      for (int64_t l = 0; l < kBlock; l += 16) __builtin_prefetch(in + i + kAhead + l, 0, 3);
+    for (int64_t j = 0; j < kBlock; ++j) out[i + j] = f(in[i + j]);
+  }
+  for (; i < n; ++i) out[i] = f(in[i]);
+}
+
+EMBER_VEC_CLONES void exp_f32(float* out, const float* in, int64_t n) {
+  map_f32<exp_f32>(out, in, n);
+}
+
+EMBER_VEC_CLONES void sigmoid_f32(float* out, const float* in, int64_t n) {
+  map_f32<sigmoid_f32>(out, in, n);
+}
+
+EMBER_VEC_CLONES void tanh_f32(float* out, const float* in, int64_t n) {
+  map_f32<tanh_f32>(out, in, n);
+}
+
+}  // namespace ember::cpu

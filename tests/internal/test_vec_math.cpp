@@ -1,0 +1,136 @@
+// tests/internal/test_vec_math.cpp: the float32 exp, sigmoid and tanh of cpu_vec_math.h -- error
+// in ulps against double-precision references over a sweep of all float bit patterns, the
+// vectorized loops giving the scalar functions' bits, and the special values.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+#include "backend/cpu/cpu_vec_math.h"
+
+namespace ember::cpu {
+namespace {
+
+constexpr float kInf = std::numeric_limits<float>::infinity();
+constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
+
+// |got - want| in units of the last place of the float nearest `want` (subnormals: 2^-149).
+double ulp_error(float got, double want) {
+  if (std::isnan(want)) return std::isnan(got) ? 0 : 1e9;
+  if (std::abs(want) > std::numeric_limits<float>::max())
+    return got == static_cast<float>(want) ? 0 : 1e9;
+  double a = std::abs(want), ulp = std::ldexp(1.0, -149);
+  if (a >= std::numeric_limits<float>::min()) {
+    int e = 0;
+    std::frexp(a, &e);
+    ulp = std::ldexp(1.0, e - 24);
+  }
+  return std::abs(static_cast<double>(got) - want) / ulp;
+}
+
+double exp_ref(double x) {
+  return std::exp(x);
+}
+double sigmoid_ref(double x) {
+  return 1.0 / (1.0 + std::exp(-x));
+}
+double tanh_ref(double x) {
+  return std::tanh(x);
+}
+
+struct Case {
+  const char* name;
+  float (*scalar)(float);
+  void (*span)(float*, const float*, int64_t);
+  double (*ref)(double);
+  double max_ulp;
+};
+
+// The bound each function's comment promises; an exhaustive run over all 2^32 floats measured
+// 0.99, 2.83 and 1.33 ulp.
+const Case kCases[] = {{"exp", exp_f32, exp_f32, exp_ref, 1.0},
+                       {"sigmoid", sigmoid_f32, sigmoid_f32, sigmoid_ref, 3.0},
+                       {"tanh", tanh_f32, tanh_f32, tanh_ref, 2.0}};
+
+// Every 509th bit pattern (about 8.4 million floats of every sign, exponent and class), in chunks
+// through the vectorized loop; each result must be within the bound and equal, bit for bit, to
+// the scalar function's.
+TEST(VecMath, SweepOfAllFloatsWithinUlpBoundsAndLoopsMatchScalar) {
+  constexpr uint64_t kStride = 509;
+  constexpr int64_t kChunk = 1 << 16;
+  std::vector<float> in(kChunk), out(kChunk);
+  for (const Case& c : kCases) {
+    double worst = 0;
+    float worst_x = 0;
+    int64_t mismatches = 0;
+    uint64_t u = 0;
+    while (u < (uint64_t{1} << 32)) {
+      int64_t n = 0;
+      for (; n < kChunk && u < (uint64_t{1} << 32); ++n, u += kStride) {
+        auto bits = static_cast<uint32_t>(u);
+        std::memcpy(&in[n], &bits, sizeof bits);
+      }
+      c.span(out.data(), in.data(), n);
+      for (int64_t i = 0; i < n; ++i) {
+        float s = c.scalar(in[i]);
+        if (std::memcmp(&s, &out[i], sizeof s) != 0) ++mismatches;
+        double e = ulp_error(out[i], c.ref(in[i]));
+        if (e > worst) {
+          worst = e;
+          worst_x = in[i];
+        }
+      }
+    }
+    EXPECT_LE(worst, c.max_ulp) << c.name << " at x = " << worst_x;
+    EXPECT_EQ(mismatches, 0) << c.name;
+  }
+}
+
+TEST(VecMath, SpecialValues) {
+  EXPECT_EQ(exp_f32(0.0f), 1.0f);
+  EXPECT_EQ(exp_f32(-0.0f), 1.0f);
+  EXPECT_EQ(exp_f32(kInf), kInf);
+  EXPECT_EQ(exp_f32(-kInf), 0.0f);
+  EXPECT_TRUE(std::isnan(exp_f32(kNaN)));
+  // The largest finite result and the first overflow; the smallest subnormal result and 0.
+  EXPECT_TRUE(std::isfinite(exp_f32(88.72283f)));
+  EXPECT_EQ(exp_f32(88.72284f), kInf);
+  EXPECT_EQ(exp_f32(-103.5f), std::numeric_limits<float>::denorm_min());
+  EXPECT_EQ(exp_f32(-104.0f), 0.0f);
+  EXPECT_GT(exp_f32(-100.0f), 0.0f);  // subnormal, not flushed
+
+  EXPECT_EQ(sigmoid_f32(0.0f), 0.5f);
+  EXPECT_EQ(sigmoid_f32(kInf), 1.0f);
+  EXPECT_EQ(sigmoid_f32(-kInf), 0.0f);
+  EXPECT_EQ(sigmoid_f32(100.0f), 1.0f);
+  EXPECT_GT(sigmoid_f32(-100.0f), 0.0f);  // e^-100, a subnormal float
+  EXPECT_TRUE(std::isnan(sigmoid_f32(kNaN)));
+
+  EXPECT_EQ(tanh_f32(0.0f), 0.0f);
+  EXPECT_TRUE(std::signbit(tanh_f32(-0.0f)));
+  EXPECT_EQ(tanh_f32(kInf), 1.0f);
+  EXPECT_EQ(tanh_f32(-kInf), -1.0f);
+  EXPECT_EQ(tanh_f32(20.0f), 1.0f);
+  EXPECT_EQ(tanh_f32(-1e-30f), -1e-30f);
+  EXPECT_TRUE(std::isnan(tanh_f32(kNaN)));
+}
+
+// Loops of every length up to two full AVX-512 vectors and then some, so that the vector body, its
+// remainder and the scalar tail all run.
+TEST(VecMath, LoopsOfEveryLengthMatchScalar) {
+  std::vector<float> in(70), out(70);
+  for (size_t i = 0; i < in.size(); ++i) in[i] = -40.0f + 1.17f * static_cast<float>(i);
+  for (const Case& c : kCases)
+    for (int64_t n = 0; n <= 70; ++n) {
+      std::fill(out.begin(), out.end(), -1.0f);
+      c.span(out.data(), in.data(), n);
+      for (int64_t i = 0; i < n; ++i) EXPECT_EQ(out[i], c.scalar(in[i])) << c.name << " " << n;
+      for (int64_t i = n; i < 70; ++i) EXPECT_EQ(out[i], -1.0f) << c.name << " wrote past " << n;
+    }
+}
+
+}  // namespace
+}  // namespace ember::cpu
