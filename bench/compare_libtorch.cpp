@@ -91,6 +91,21 @@ void check_close(const char* what, const ember::Tensor& e, const torch::Tensor& 
   }
 }
 
+// The same for the parameters after one training step, where a few elements may legitimately
+// differ: a ReLU input or two max-pool candidates within rounding of each other can go either way
+// in the two libraries, and Adam's first step then moves that weight by about lr in one of them
+// and not the other. At most `max_fraction` of the elements may be outside the tolerance.
+void check_mostly_close(const char* what, const ember::Tensor& e, const torch::Tensor& t,
+                        double rtol, double atol, double max_fraction) {
+  torch::Tensor et = to_torch(e);
+  if (et.sizes() != t.sizes()) check_close(what, e, t, rtol, atol);
+  torch::Tensor off = (et - t).abs() > (t.abs() * rtol + atol);
+  if (off.sum().item<int64_t>() > max_fraction * static_cast<double>(t.numel())) {
+    std::fprintf(stderr, "ember_vs_libtorch: results differ for %s\n", what);
+    std::exit(1);
+  }
+}
+
 using ember_bench::chain10;
 
 // "812 ns", "3.41 us", "27.9 ms": a per-iteration time in a readable unit.
@@ -273,13 +288,18 @@ int main(int argc, char** argv) {
       loss.backward();
       topt.step();
     };
-    // One step each must agree (over many Adam steps, float rounding differences grow: Adam
-    // moves every weight by about lr whatever the size of its gradient).
+    // The forward pass must agree, and one step each must agree but for the near-ties of
+    // check_mostly_close (over many Adam steps, float rounding differences grow: Adam moves every
+    // weight by about lr whatever the size of its gradient).
+    {
+      torch::NoGradGuard no_grad;
+      check_close("CNN forward", model(X).detach(), tmodel->forward(tX), 1e-4, 1e-5);
+    }
     ember_step();
     torch_step();
     for (size_t i = 0; i < model->parameters().size(); ++i)
-      check_close("CNN step", model->parameters()[i].detach(), tmodel->parameters()[i].detach(),
-                  1e-4, 1e-5);
+      check_mostly_close("CNN step", model->parameters()[i].detach(),
+                         tmodel->parameters()[i].detach(), 1e-4, 1e-5, 1e-3);
     Medians m = measure(ember_step, torch_step, 10, reps);
     rows.push_back({"CNN step: 2 conv, b64, Adam", m.ember, m.torch});
   }
