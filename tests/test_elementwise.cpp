@@ -457,6 +457,30 @@ TEST_P(ElementwiseTest, UnaryMathSpecialValues) {
   EXPECT_TRUE(tensor_equal(gelu(tensor({-50.0, 50.0}, on())), tensor({-0.0, 50.0})));
 }
 
+// float32 exp, log, sigmoid and tanh run a vectorized loop on contiguous runs and the same scalar
+// function on other strides (on the CPU): a transposed or strided input gives the same bits.
+TEST_P(ElementwiseTest, Float32TranscendentalsSameBitsForAnyLayout) {
+  Generator gen(21);
+  Tensor x = (rand({67, 45}, on(), &gen) - 0.5) * 60;  // [-30, 30]: the tails of sigmoid and tanh
+  Tensor t = x.t().contiguous().t();                   // same values, column-major
+  Tensor s = x.unsqueeze(2).expand({67, 45, 2}).contiguous().select(2, 0);  // element stride 2
+  Tensor p = x.abs() + 1e-30;
+  Tensor pt = p.t().contiguous().t();
+  using UnaryFn = Tensor (*)(const Tensor&);
+  for (UnaryFn fn : {&exp, &sigmoid, &tanh}) {
+    Tensor want = fn(x);
+    EXPECT_TRUE(tensor_equal(fn(t), want));
+    EXPECT_TRUE(tensor_equal(fn(s), want));
+  }
+  EXPECT_TRUE(tensor_equal(log(pt), log(p)));
+  // and agree with double precision within a few float32 ulps
+  Tensor xd = x.to(kFloat64);
+  EXPECT_TRUE(tensor_close(exp(x).to(kFloat64), exp(xd), 3e-7, 0));
+  EXPECT_TRUE(tensor_close(sigmoid(x).to(kFloat64), sigmoid(xd), 4e-7, 0));
+  EXPECT_TRUE(tensor_close(tanh(x).to(kFloat64), tanh(xd), 3e-7, 0));
+  EXPECT_TRUE(tensor_close(log(p).to(kFloat64), log(p.to(kFloat64)), 3e-7, 0));
+}
+
 TEST_P(ElementwiseTest, UnaryResultDtypes) {
   // Float-valued ops on integers give the default dtype; neg/abs/relu keep integers.
   Tensor i = tensor({-4, 0, 9}, on());

@@ -101,6 +101,8 @@ void CpuBackend::unary(UnaryOp op, const View& dst, const View& src, const Unary
     switch (op) {
       case UnaryOp::Exp:
         return unary_f32_vec<cpu::exp_f32, cpu::exp_f32>(dst, src);
+      case UnaryOp::Log:
+        return unary_f32_vec<cpu::log_f32, cpu::log_f32>(dst, src);
       case UnaryOp::Sigmoid:
         return unary_f32_vec<cpu::sigmoid_f32, cpu::sigmoid_f32>(dst, src);
       case UnaryOp::Tanh:

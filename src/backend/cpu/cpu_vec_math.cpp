@@ -1,7 +1,7 @@
-// backend/cpu/cpu_vec_math.cpp: the dense float32 exp, sigmoid and tanh loops of cpu_vec_math.h,
-// each compiled three times -- x86-64-v4 (AVX-512, 16 lanes: this file is built with
-// -mprefer-vector-width=512), x86-64-v3 (AVX2 + FMA, 8 lanes) and the baseline (SSE2, 4 lanes) --
-// and picked by the loader by feature level, not by CPU model.
+// backend/cpu/cpu_vec_math.cpp: the dense float32 exp, log, sigmoid and tanh loops of
+// cpu_vec_math.h, each compiled three times -- x86-64-v4 (AVX-512, 16 lanes: this file is built
+// with -mprefer-vector-width=512), x86-64-v3 (AVX2 + FMA, 8 lanes) and the baseline (SSE2, 4 lanes)
+// -- and picked by the loader by feature level, not by CPU model.
 #include "backend/cpu/cpu_vec_math.h"
 
 namespace ember::cpu {
@@ -30,6 +30,10 @@ template <float (*f)(float)>
 
 EMBER_VEC_CLONES void exp_f32(float* out, const float* in, int64_t n) {
   map_f32<exp_f32>(out, in, n);
+}
+
+EMBER_VEC_CLONES void log_f32(float* out, const float* in, int64_t n) {
+  map_f32<log_f32>(out, in, n);
 }
 
 EMBER_VEC_CLONES void sigmoid_f32(float* out, const float* in, int64_t n) {
