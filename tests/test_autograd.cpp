@@ -67,9 +67,9 @@ TEST_P(AutogradTest, ExactGradientsOfSmallExpressions) {
 }
 
 TEST_P(AutogradTest, ExactGradientsOfActivationsAndReductions) {
-  Tensor x = leaf({-1.0, 0.5, 2.0});
-  x.relu().sum().backward();
-  EXPECT_TRUE(tensor_equal(x.grad(), value({0.0, 1.0, 1.0})));
+  Tensor x = leaf({-1.0, 0.0, 0.5, 2.0});
+  (x.relu() * value({5.0, 6.0, 7.0, 8.0})).sum().backward();
+  EXPECT_TRUE(tensor_equal(x.grad(), value({0.0, 0.0, 7.0, 8.0})));  // 0 at 0, as PyTorch
   Tensor m = leaf({{1.0, 5.0}, {7.0, 2.0}});
   std::get<0>(m.max(1)).sum().backward();
   EXPECT_TRUE(tensor_equal(m.grad(), value({{0.0, 1.0}, {1.0, 0.0}})));

@@ -12,6 +12,11 @@ namespace {
 using autograd::SavedTensor;
 
 // Helpers the gradient expressions of the .def files use.
+// relu's gradient, g where y > 0 (0 at y == 0, as PyTorch's threshold_backward): one pass instead
+// of a comparison, a bool tensor and a where.
+Tensor relu_backward(const Tensor& g, const Tensor& y) {
+  return binary_op(BinaryOp::ReluBackward, g, y);
+}
 Tensor gelu_backward(const Tensor& g, const Tensor& x, const UnaryParams& p) {
   return binary_op(p.a == 1 ? BinaryOp::GeluTanhBackward : BinaryOp::GeluBackward, x, g);
 }

@@ -277,6 +277,13 @@ struct MinimumFn {
     return a < b ? a : b;
   }
 };
+// relu's gradient in one pass: (g, y) -> g where y > 0, else 0 (also where y is NaN).
+struct ReluBackwardFn {
+  template <class T>
+  EMBER_HOST_DEVICE T operator()(T g, T y) const {
+    return y > T(0) ? g : T(0);
+  }
+};
 // d gelu(x) / dx * g, for the erf form and the tanh approximation: (x, g) -> gradient.
 struct GeluBackwardFn {
   template <class T>
