@@ -20,14 +20,17 @@ struct SgdCoeffs {
         damp(static_cast<T>(1 - s.dampening)) {}
 };
 
-// p -= lr * d, d the (decayed, momentum-filtered) gradient; buf is the momentum buffer (unused
-// without momentum).
-template <class T>
+// p -= lr * d, d the (decayed, momentum-filtered) gradient; buf is the momentum buffer (read only
+// when kMomentum, i.e. s.momentum != 0). Options that are the same for every element are selects,
+// not branches, and the one that decides whether buf is touched is a template parameter: the CPU
+// loop over this function then has no control flow and vectorizes.
+template <bool kMomentum, class T>
 EMBER_HOST_DEVICE inline void sgd(const OptimizerStep& s, const SgdCoeffs<T>& c, T& p, T g,
                                   T* buf) {
   T d = s.maximize ? -g : g;
-  if (s.weight_decay != 0) d += c.wd * p;
-  if (s.momentum != 0) {
+  T decayed = d + c.wd * p;
+  d = s.weight_decay != 0 ? decayed : d;
+  if constexpr (kMomentum) {
     *buf = s.first_step ? d : c.momentum * *buf + c.damp * d;
     d = s.nesterov ? d + c.momentum * *buf : *buf;
   }
@@ -37,6 +40,8 @@ EMBER_HOST_DEVICE inline void sgd(const OptimizerStep& s, const SgdCoeffs<T>& c,
 template <class T>
 struct AdamCoeffs {
   T wd, decay, w1, b2, w2, step_size, bc2_sqrt, eps;
+  // Which optional terms apply (decided here, once: `a && b` per element would be control flow).
+  bool decoupled, l2, lerp_from_m;
   explicit EMBER_HOST_DEVICE AdamCoeffs(const OptimizerStep& s)
       : wd(static_cast<T>(s.weight_decay)),
         decay(static_cast<T>(1 - s.lr * s.weight_decay)),
@@ -45,24 +50,28 @@ struct AdamCoeffs {
         w2(static_cast<T>(1 - s.beta2)),
         step_size(static_cast<T>(s.lr / s.bias_correction1)),
         bc2_sqrt(static_cast<T>(std::sqrt(s.bias_correction2))),
-        eps(static_cast<T>(s.eps)) {}
+        eps(static_cast<T>(s.eps)),
+        decoupled(s.decoupled_weight_decay),
+        l2(!s.decoupled_weight_decay && s.weight_decay != 0),
+        lerp_from_m(w1 < T(0.5)) {}
 };
 
 // Adam (or AdamW with decoupled weight decay) on one element: m = exp_avg, v = exp_avg_sq, vmax =
-// max_exp_avg_sq (amsgrad only).
-template <class T>
+// max_exp_avg_sq (read only when kAmsgrad, i.e. s.amsgrad). As in sgd, per-step options are
+// selects and kAmsgrad a template parameter, so the CPU loop vectorizes.
+template <bool kAmsgrad, class T>
 EMBER_HOST_DEVICE inline void adam(const OptimizerStep& s, const AdamCoeffs<T>& c, T& p, T g, T& m,
                                    T& v, T* vmax) {
   T d = s.maximize ? -g : g;
-  if (s.decoupled_weight_decay)
-    p *= c.decay;
-  else if (s.weight_decay != 0)
-    d += c.wd * p;
+  T decayed_p = p * c.decay;
+  T decayed_d = d + c.wd * p;
+  p = c.decoupled ? decayed_p : p;
+  d = c.l2 ? decayed_d : d;
   // exp_avg.lerp_(grad, 1 - beta1), as torch.lerp computes it.
-  m = c.w1 < T(0.5) ? m + c.w1 * (d - m) : d - (d - m) * (T(1) - c.w1);
+  m = c.lerp_from_m ? m + c.w1 * (d - m) : d - (d - m) * (T(1) - c.w1);
   v = v * c.b2 + c.w2 * d * d;
   T second = v;
-  if (s.amsgrad) {
+  if constexpr (kAmsgrad) {
     *vmax = *vmax < v ? v : *vmax;  // std::max(vmax, v)
     second = *vmax;
   }

@@ -31,12 +31,46 @@ class FlushSubnormals {
 #endif
 };
 
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define EMBER_OPTIM_CLONES [[gnu::target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")]]
+#else
+#define EMBER_OPTIM_CLONES
+#endif
+
+// The element loops, compiled for AVX-512 (512-bit vectors), AVX2 and the baseline, with the one
+// option that decides which memory is touched as a template parameter; without momentum or amsgrad
+// they have no control flow and vectorize.
+template <bool kMomentum, class T>
+EMBER_OPTIM_CLONES void sgd_range(const OptimizerStep& s, const optim_update::SgdCoeffs<T>& c, T* p,
+                                  const T* g, T* buf, int64_t b, int64_t e) {
+  const OptimizerStep step = s;
+  const optim_update::SgdCoeffs<T> coeffs = c;
+  for (int64_t i = b; i < e; ++i)
+    optim_update::sgd<kMomentum>(step, coeffs, p[i], g[i],
+                                 kMomentum ? buf + i : static_cast<T*>(nullptr));
+}
+
+template <bool kAmsgrad, class T>
+EMBER_OPTIM_CLONES void adam_range(const OptimizerStep& s, const optim_update::AdamCoeffs<T>& c,
+                                   T* p, const T* g, T* m, T* v, T* vmax, int64_t b, int64_t e) {
+  // Local copies: the loop's float stores could alias a referenced float coefficient, which GCC
+  // would then reload and re-test every element.
+  const OptimizerStep step = s;
+  const optim_update::AdamCoeffs<T> coeffs = c;
+  for (int64_t i = b; i < e; ++i)
+    optim_update::adam<kAmsgrad>(step, coeffs, p[i], g[i], m[i], v[i],
+                                 kAmsgrad ? vmax + i : static_cast<T*>(nullptr));
+}
+
 template <class T>
 void sgd(const OptimizerStep& s, T* p, const T* g, T* buf, int64_t n) {
   const optim_update::SgdCoeffs<T> c(s);
   cpu::parallel_for(n, cpu::kGrainSize, [&](int64_t b, int64_t e) {
     FlushSubnormals flush;
-    for (int64_t i = b; i < e; ++i) optim_update::sgd(s, c, p[i], g[i], buf ? buf + i : nullptr);
+    if (s.momentum != 0)
+      sgd_range<true>(s, c, p, g, buf, b, e);
+    else
+      sgd_range<false>(s, c, p, g, buf, b, e);
   });
 }
 
@@ -45,8 +79,10 @@ void adam(const OptimizerStep& s, T* p, const T* g, T* m, T* v, T* vmax, int64_t
   const optim_update::AdamCoeffs<T> c(s);
   cpu::parallel_for(n, cpu::kGrainSize, [&](int64_t b, int64_t e) {
     FlushSubnormals flush;
-    for (int64_t i = b; i < e; ++i)
-      optim_update::adam(s, c, p[i], g[i], m[i], v[i], vmax ? vmax + i : nullptr);
+    if (s.amsgrad)
+      adam_range<true>(s, c, p, g, m, v, vmax, b, e);
+    else
+      adam_range<false>(s, c, p, g, m, v, vmax, b, e);
   });
 }
 

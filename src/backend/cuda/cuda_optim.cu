@@ -34,13 +34,23 @@ __global__ void optimizer_kernel(OptimizerStep s, TensorList<T> list) {
   int64_t first = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
   if (s.kind == OptimizerKind::SGD) {
     const optim_update::SgdCoeffs<T> c(s);
-    for (int64_t i = first; i < n; i += stride)
-      optim_update::sgd(s, c, p[i], g[i], list.state1[t] ? list.state1[t] + i : nullptr);
+    T* buf = list.state1[t];
+    for (int64_t i = first; i < n; i += stride) {
+      if (s.momentum != 0)
+        optim_update::sgd<true>(s, c, p[i], g[i], buf + i);
+      else
+        optim_update::sgd<false>(s, c, p[i], g[i], static_cast<T*>(nullptr));
+    }
   } else {
     const optim_update::AdamCoeffs<T> c(s);
-    for (int64_t i = first; i < n; i += stride)
-      optim_update::adam(s, c, p[i], g[i], list.state1[t][i], list.state2[t][i],
-                         list.state3[t] ? list.state3[t] + i : nullptr);
+    T* vmax = list.state3[t];
+    for (int64_t i = first; i < n; i += stride) {
+      if (s.amsgrad)
+        optim_update::adam<true>(s, c, p[i], g[i], list.state1[t][i], list.state2[t][i], vmax + i);
+      else
+        optim_update::adam<false>(s, c, p[i], g[i], list.state1[t][i], list.state2[t][i],
+                                  static_cast<T*>(nullptr));
+    }
   }
 }
 
