@@ -40,8 +40,8 @@ EMBER_HOST_DEVICE inline void sgd(const OptimizerStep& s, const SgdCoeffs<T>& c,
 template <class T>
 struct AdamCoeffs {
   T wd, decay, w1, b2, w2, step_size, bc2_sqrt, eps;
-  // Which optional terms apply (decided here, once: `a && b` per element would be control flow).
-  bool decoupled, l2, lerp_from_m;
+  // Whether L2 weight decay applies (decided once: `a && b` per element would be control flow).
+  bool l2;
   explicit EMBER_HOST_DEVICE AdamCoeffs(const OptimizerStep& s)
       : wd(static_cast<T>(s.weight_decay)),
         decay(static_cast<T>(1 - s.lr * s.weight_decay)),
@@ -51,9 +51,7 @@ struct AdamCoeffs {
         step_size(static_cast<T>(s.lr / s.bias_correction1)),
         bc2_sqrt(static_cast<T>(std::sqrt(s.bias_correction2))),
         eps(static_cast<T>(s.eps)),
-        decoupled(s.decoupled_weight_decay),
-        l2(!s.decoupled_weight_decay && s.weight_decay != 0),
-        lerp_from_m(w1 < T(0.5)) {}
+        l2(!s.decoupled_weight_decay && s.weight_decay != 0) {}
 };
 
 // Adam (or AdamW with decoupled weight decay) on one element: m = exp_avg, v = exp_avg_sq, vmax =
@@ -65,10 +63,10 @@ EMBER_HOST_DEVICE inline void adam(const OptimizerStep& s, const AdamCoeffs<T>& 
   T d = s.maximize ? -g : g;
   T decayed_p = p * c.decay;
   T decayed_d = d + c.wd * p;
-  p = c.decoupled ? decayed_p : p;
+  p = s.decoupled_weight_decay ? decayed_p : p;
   d = c.l2 ? decayed_d : d;
   // exp_avg.lerp_(grad, 1 - beta1), as torch.lerp computes it.
-  m = c.lerp_from_m ? m + c.w1 * (d - m) : d - (d - m) * (T(1) - c.w1);
+  m = c.w1 < T(0.5) ? m + c.w1 * (d - m) : d - (d - m) * (T(1) - c.w1);
   v = v * c.b2 + c.w2 * d * d;
   T second = v;
   if constexpr (kAmsgrad) {

@@ -31,18 +31,12 @@ class FlushSubnormals {
 #endif
 };
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define EMBER_OPTIM_CLONES [[gnu::target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")]]
-#else
-#define EMBER_OPTIM_CLONES
-#endif
-
 // The element loops, compiled for AVX-512 (512-bit vectors), AVX2 and the baseline, with the one
 // option that decides which memory is touched as a template parameter; without momentum or amsgrad
 // they have no control flow and vectorize.
 template <bool kMomentum, class T>
-EMBER_OPTIM_CLONES void sgd_range(const OptimizerStep& s, const optim_update::SgdCoeffs<T>& c, T* p,
-                                  const T* g, T* buf, int64_t b, int64_t e) {
+EMBER_CPU_CLONES void sgd_range(const OptimizerStep& s, const optim_update::SgdCoeffs<T>& c, T* p,
+                                const T* g, T* buf, int64_t b, int64_t e) {
   const OptimizerStep step = s;
   const optim_update::SgdCoeffs<T> coeffs = c;
   for (int64_t i = b; i < e; ++i)
@@ -51,8 +45,8 @@ EMBER_OPTIM_CLONES void sgd_range(const OptimizerStep& s, const optim_update::Sg
 }
 
 template <bool kAmsgrad, class T>
-EMBER_OPTIM_CLONES void adam_range(const OptimizerStep& s, const optim_update::AdamCoeffs<T>& c,
-                                   T* p, const T* g, T* m, T* v, T* vmax, int64_t b, int64_t e) {
+EMBER_CPU_CLONES void adam_range(const OptimizerStep& s, const optim_update::AdamCoeffs<T>& c, T* p,
+                                 const T* g, T* m, T* v, T* vmax, int64_t b, int64_t e) {
   // Local copies: the loop's float stores could alias a referenced float coefficient, which GCC
   // would then reload and re-test every element.
   const OptimizerStep step = s;

@@ -43,17 +43,11 @@ template <class T>
   return total;
 }
 
-// The same, compiled for AVX2 as well as the baseline, chosen at load time by feature level ("arch=
-// x86-64-v3": an "arch=haswell" clone would run only on CPUs whose model is Haswell).
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define EMBER_SUM_CLONES [[gnu::target_clones("arch=x86-64-v3", "default")]]
-#else
-#define EMBER_SUM_CLONES
-#endif
-EMBER_SUM_CLONES double sum_f32(const float* x, int64_t n) {
+// The same, compiled per instruction set (EMBER_CPU_CLONES).
+EMBER_CPU_CLONES double sum_f32(const float* x, int64_t n) {
   return sum_contiguous(x, n);
 }
-EMBER_SUM_CLONES double sum_f64(const double* x, int64_t n) {
+EMBER_CPU_CLONES double sum_f64(const double* x, int64_t n) {
   return sum_contiguous(x, n);
 }
 

@@ -79,13 +79,9 @@ template <class T>
   }
 }
 
-// Rows [b, e) of a float32 softmax, compiled for AVX-512 (16 lanes: this file is built with
-// -mprefer-vector-width=512), AVX2 and the x86-64 baseline; the loader picks by feature level.
-// Without implicit fused multiply-adds (-ffp-contract=off) all three give the same bits.
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-[[gnu::target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")]]
-#endif
-void softmax_rows_f32(float* y, const float* x, int64_t b, int64_t e, int64_t n, bool log) {
+// Rows [b, e) of a float32 softmax, compiled per instruction set (EMBER_CPU_CLONES).
+EMBER_CPU_CLONES void softmax_rows_f32(float* y, const float* x, int64_t b, int64_t e, int64_t n,
+                                       bool log) {
   for (int64_t o = b; o < e; ++o) softmax_row(y + o * n, x + o * n, n, log);
 }
 

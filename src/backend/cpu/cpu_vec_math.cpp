@@ -1,16 +1,11 @@
 // backend/cpu/cpu_vec_math.cpp: the dense float32 exp, log, sigmoid and tanh loops of
-// cpu_vec_math.h, each compiled three times -- x86-64-v4 (AVX-512, 16 lanes: this file is built
-// with -mprefer-vector-width=512), x86-64-v3 (AVX2 + FMA, 8 lanes) and the baseline (SSE2, 4 lanes)
-// -- and picked by the loader by feature level, not by CPU model.
+// cpu_vec_math.h, each compiled for AVX-512 (16 lanes), AVX2 (8) and the baseline (4) through
+// EMBER_CPU_CLONES.
 #include "backend/cpu/cpu_vec_math.h"
 
-namespace ember::cpu {
+#include "backend/cpu/cpu_loops.h"
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define EMBER_VEC_CLONES [[gnu::target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")]]
-#else
-#define EMBER_VEC_CLONES
-#endif
+namespace ember::cpu {
 
 // out[i] = f(in[i]) in blocks of 64 (four cache lines), each block first prefetching the input
 // 1024 floats ahead. Without the prefetch the out-of-order window, filled by the arithmetic of a
@@ -28,19 +23,19 @@ template <float (*f)(float)>
   for (; i < n; ++i) out[i] = f(in[i]);
 }
 
-EMBER_VEC_CLONES void exp_f32(float* out, const float* in, int64_t n) {
+EMBER_CPU_CLONES void exp_f32(float* out, const float* in, int64_t n) {
   map_f32<exp_f32>(out, in, n);
 }
 
-EMBER_VEC_CLONES void log_f32(float* out, const float* in, int64_t n) {
+EMBER_CPU_CLONES void log_f32(float* out, const float* in, int64_t n) {
   map_f32<log_f32>(out, in, n);
 }
 
-EMBER_VEC_CLONES void sigmoid_f32(float* out, const float* in, int64_t n) {
+EMBER_CPU_CLONES void sigmoid_f32(float* out, const float* in, int64_t n) {
   map_f32<sigmoid_f32>(out, in, n);
 }
 
-EMBER_VEC_CLONES void tanh_f32(float* out, const float* in, int64_t n) {
+EMBER_CPU_CLONES void tanh_f32(float* out, const float* in, int64_t n) {
   map_f32<tanh_f32>(out, in, n);
 }
 
