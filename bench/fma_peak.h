@@ -5,7 +5,8 @@
 namespace ember_bench {
 
 // Seconds for `flops` float32 FLOPs of independent fused multiply-adds on `threads` threads,
-// with the widest vectors the CPU has (AVX-512, AVX2 + FMA, or scalar). Returns {seconds, flops}.
+// with the vectors of the level ember's kernels run at (get_cpu_capability: AVX-512, AVX2 + FMA,
+// or the baseline's SSE2 multiply and add). Returns {seconds, flops}.
 struct PeakRun {
   double seconds = 0, flops = 0;
   const char* isa = "";

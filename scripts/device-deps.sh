@@ -3,7 +3,7 @@
 # machine without Debian's packages (the lent GPU machines: nvcc, CMake, ninja, no apt): Debian's
 # nlohmann-json headers and GoogleTest sources. Run here, then carry .deps to the GPU machine
 # with the working tree and run scripts/gpu-check.sh there; its build uses EMBER_MINIMAL_DEPS
-# (no zlib, libzip or OpenBLAS needed) and EMBER_DEPS_DIR=.deps.
+# (no zlib or libzip needed) and EMBER_DEPS_DIR=.deps.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh

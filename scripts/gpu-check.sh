@@ -54,7 +54,7 @@ echo "== nvcc: $(nvcc --version 2>/dev/null | tail -1)"
 smoke="$build/tools/gpu_smoke/ember_gpu_smoke"
 suite="$build/tests/ember_tests"
 if [ $prebuilt -eq 0 ]; then
-  # EMBER_MINIMAL_DEPS: GPU machines have no Debian packages; zlib, libzip and OpenBLAS are used
+  # EMBER_MINIMAL_DEPS: GPU machines have no Debian packages; zlib and libzip are used
   # when present. nlohmann-json and GoogleTest come from .deps (scripts/device-deps.sh, run where
   # apt works, carried along) when the machine lacks them.
   configure=(cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DEMBER_CUDA=ON

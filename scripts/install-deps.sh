@@ -3,7 +3,7 @@
 # (as root). --tests adds what only the test suite needs: PyTorch (python3-torch, with numpy) for
 # the interop test that loads ember's files in PyTorch itself.
 set -euo pipefail
-packages=(g++ cmake ninja-build libopenblas-openmp-dev libgtest-dev libgmock-dev zlib1g-dev
+packages=(g++ cmake ninja-build libgtest-dev libgmock-dev zlib1g-dev
           libzip-dev pkg-config nlohmann-json3-dev libcli11-dev dataset-fashion-mnist
           python3 python3-venv)
 [ "${1:-}" = --tests ] && packages+=(python3-torch)

@@ -323,10 +323,11 @@ TEST_P(MatmulTest, SmallAndBlasSizedProductsAgreeWithReference) {
   }
 }
 
-// Float32 products on x86 CPUs with AVX-512 run ember's own GEMM (cpu_sgemm_avx512.cpp): 14x32
-// register tiles, K blocks of up to 512, row blocks of up to 2016, column chunks of up to 512 per
-// thread. These shapes sit on and around each of those edges; the last one packs more than 1 MiB,
-// which the GEMM takes as a huge block from the host allocator.
+// Float32 products run ember's own GEMM (cpu_gemm.h); its AVX-512 kernel has 14x32 register
+// tiles, K blocks of up to 512, row blocks of up to 2016, column chunks of up to 512 per thread
+// (tests/internal/test_gemm.cpp covers the edges of every level's kernel). These shapes sit on and
+// around each of those edges; the last one packs more than 1 MiB, which the GEMM takes as a huge
+// block from the host allocator.
 TEST_P(MatmulTest, Float32TileAndBlockEdgesMatchReference) {
   Generator gen(11);
   std::vector<Shape> shapes;
@@ -383,25 +384,31 @@ TEST_P(MatmulTest, Float32BatchedProductsMatchReference) {
                            expected(reference_bmm(c, de), {9, 20, 17}), 1e-5, 1e-5));
 }
 
-TEST_P(MatmulTest, Float32ResultsDoNotDependOnThreadCount) {
-  Generator gen(14);
+// ember's own GEMM never splits K among threads, so float32 and float64 products give the same bits
+// on any thread count, at every instruction-set level (CI runs this under each EMBER_CPU_ISA).
+TEST_P(MatmulTest, FloatResultsDoNotDependOnThreadCount) {
   int saved = get_num_threads();
-  // Column split, row split (few columns), a multi-block K, and a batch of small matrices.
-  std::vector<std::pair<Tensor, Tensor>> cases;
-  for (Shape dims : {Shape{200, 800, 300}, Shape{1000, 64, 20}, Shape{129, 1000, 65}}) {
-    Tensor a = rand({dims[0], dims[1]}, on(), &gen) - 0.5;
-    cases.emplace_back(a, rand({dims[1], dims[2]}, on(), &gen) - 0.5);
+  for (DType dt : {kFloat32, kFloat64}) {
+    Generator gen(14);
+    // Column split, row split (few columns), a multi-block K, and a batch of small matrices.
+    std::vector<std::pair<Tensor, Tensor>> cases;
+    for (Shape dims : {Shape{200, 800, 300}, Shape{1000, 64, 20}, Shape{129, 1000, 65}}) {
+      Tensor a = (rand({dims[0], dims[1]}, on(), &gen) - 0.5).to(dt);
+      cases.emplace_back(a, (rand({dims[1], dims[2]}, on(), &gen) - 0.5).to(dt));
+    }
+    Tensor ba = (rand({6, 40, 50}, on(), &gen) - 0.5).to(dt);
+    Tensor bb = (rand({6, 50, 60}, on(), &gen) - 0.5).to(dt);
+    std::vector<Tensor> one, two;
+    set_num_threads(1);
+    for (auto& [a, b] : cases) one.push_back(mm(a, b));
+    one.push_back(bmm(ba, bb));
+    set_num_threads(2);
+    for (auto& [a, b] : cases) two.push_back(mm(a, b));
+    two.push_back(bmm(ba, bb));
+    set_num_threads(saved);
+    for (size_t i = 0; i < one.size(); ++i)
+      EXPECT_TRUE(tensor_equal(one[i], two[i])) << i << " " << dt;
   }
-  Tensor ba = rand({6, 40, 50}, on(), &gen) - 0.5, bb = rand({6, 50, 60}, on(), &gen) - 0.5;
-  std::vector<Tensor> one, two;
-  set_num_threads(1);
-  for (auto& [a, b] : cases) one.push_back(mm(a, b));
-  one.push_back(bmm(ba, bb));
-  set_num_threads(2);
-  for (auto& [a, b] : cases) two.push_back(mm(a, b));
-  two.push_back(bmm(ba, bb));
-  set_num_threads(saved);
-  for (size_t i = 0; i < one.size(); ++i) EXPECT_TRUE(tensor_equal(one[i], two[i])) << i;
 }
 
 // Restores the default float32 matmul precision when a test ends.

@@ -145,6 +145,11 @@ Tensor one_hot(const Tensor& indices, int64_t num_classes = -1);
 // --- threads used by CPU kernels
 void set_num_threads(int n);
 int get_num_threads();
+// The x86 instruction-set level the CPU kernels run at (torch.backends.cpu.get_cpu_capability):
+// "avx512", "avx2" (AVX2 + FMA) or "baseline" -- the best this CPU supports, capped by the
+// environment variable EMBER_CPU_ISA=avx512|avx2|baseline, read once. Any other value of
+// EMBER_CPU_ISA makes the first CPU op throw an Error that names it.
+std::string get_cpu_capability();
 // torch.set_flush_denormal: treat subnormal floats as zero on the CPU (much faster where values
 // decay towards zero, e.g. Adam's moments of unused weights). Returns false where unsupported.
 bool set_flush_denormal(bool on);

@@ -5,7 +5,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <new>
+#include <string>
 
+#include "backend/cpu/cpu_isa.h"
 #include "backend/cpu/cpu_loops.h"
 #include "core/host_allocator.h"
 #include "ember/ops.h"
@@ -15,6 +17,9 @@ namespace ember {
 
 Backend* cpu_backend() {
   static CpuBackend backend;
+  // The kernels' instruction-set level is fixed here, before any kernel runs: a bad EMBER_CPU_ISA
+  // throws its Error from the first op rather than from inside a parallel loop.
+  (void)cpu::cpu_isa();
   return &backend;
 }
 
@@ -84,6 +89,11 @@ void set_num_threads(int n) {
 
 int get_num_threads() {
   return omp_get_max_threads();
+}
+
+std::string get_cpu_capability() {
+  cpu_backend();
+  return std::string(cpu::isa_name(cpu::cpu_isa()));
 }
 
 bool set_flush_denormal(bool on) {

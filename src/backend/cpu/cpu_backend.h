@@ -1,4 +1,4 @@
-// backend/cpu/cpu_backend.h: the CPU backend -- host memory, OpenMP-parallel loops, OpenBLAS GEMM.
+// backend/cpu/cpu_backend.h: the CPU backend -- host memory, OpenMP-parallel loops, ember's GEMM.
 #pragma once
 
 #include "core/backend.h"

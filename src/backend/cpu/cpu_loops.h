@@ -28,16 +28,6 @@ inline T select(bool c, T x, T y) {
   const U m = U(0) - U(c);
   return std::bit_cast<T>(static_cast<U>((std::bit_cast<U>(x) & m) | (std::bit_cast<U>(y) & ~m)));
 }
-// A hot loop compiled three times -- x86-64-v4 (AVX-512; files listed in src/CMakeLists.txt use
-// 512-bit vectors), x86-64-v3 (AVX2 + FMA) and the baseline -- that the loader picks by feature
-// level ("arch=haswell" would be picked by CPU model: only on Haswell). The library is built with
-// -ffp-contract=off, so all three give the same bits.
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define EMBER_CPU_CLONES [[gnu::target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")]]
-#else
-#define EMBER_CPU_CLONES
-#endif
-
 // Below this many elements an op stays on one thread.
 inline constexpr int64_t kGrainSize = 32768;
 

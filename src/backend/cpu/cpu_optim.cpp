@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "backend/cpu/cpu_backend.h"
+#include "backend/cpu/cpu_isa.h"
 #include "backend/cpu/cpu_loops.h"
 #include "backend/optim_update.h"
 
@@ -31,12 +32,14 @@ class FlushSubnormals {
 #endif
 };
 
-// The element loops, compiled for AVX-512 (512-bit vectors), AVX2 and the baseline, with the one
+// The element loops, compiled for AVX-512 (512-bit vectors), AVX2 and the baseline (cpu_isa.h)
+// and dispatched by cpu_isa(), with the one
 // option that decides which memory is touched as a template parameter; without momentum or amsgrad
 // they have no control flow and vectorize.
 template <bool kMomentum, class T>
-EMBER_CPU_CLONES void sgd_range(const OptimizerStep& s, const optim_update::SgdCoeffs<T>& c, T* p,
-                                const T* g, T* buf, int64_t b, int64_t e) {
+[[gnu::always_inline]] inline void sgd_range(const OptimizerStep& s,
+                                             const optim_update::SgdCoeffs<T>& c, T* p, const T* g,
+                                             T* buf, int64_t b, int64_t e) {
   const OptimizerStep step = s;
   const optim_update::SgdCoeffs<T> coeffs = c;
   for (int64_t i = b; i < e; ++i)
@@ -45,8 +48,10 @@ EMBER_CPU_CLONES void sgd_range(const OptimizerStep& s, const optim_update::SgdC
 }
 
 template <bool kAmsgrad, class T>
-EMBER_CPU_CLONES void adam_range(const OptimizerStep& s, const optim_update::AdamCoeffs<T>& c, T* p,
-                                 const T* g, T* m, T* v, T* vmax, int64_t b, int64_t e) {
+[[gnu::always_inline]] inline void adam_range(const OptimizerStep& s,
+                                              const optim_update::AdamCoeffs<T>& c, T* p,
+                                              const T* g, T* m, T* v, T* vmax, int64_t b,
+                                              int64_t e) {
   // Local copies: the loop's float stores could alias a referenced float coefficient, which GCC
   // would then reload and re-test every element.
   const OptimizerStep step = s;
@@ -62,9 +67,9 @@ void sgd(const OptimizerStep& s, T* p, const T* g, T* buf, int64_t n) {
   cpu::parallel_for(n, cpu::kGrainSize, [&](int64_t b, int64_t e) {
     FlushSubnormals flush;
     if (s.momentum != 0)
-      sgd_range<true>(s, c, p, g, buf, b, e);
+      cpu::isa_dispatch<&sgd_range<true, T>>(s, c, p, g, buf, b, e);
     else
-      sgd_range<false>(s, c, p, g, buf, b, e);
+      cpu::isa_dispatch<&sgd_range<false, T>>(s, c, p, g, buf, b, e);
   });
 }
 
@@ -74,9 +79,9 @@ void adam(const OptimizerStep& s, T* p, const T* g, T* m, T* v, T* vmax, int64_t
   cpu::parallel_for(n, cpu::kGrainSize, [&](int64_t b, int64_t e) {
     FlushSubnormals flush;
     if (s.amsgrad)
-      adam_range<true>(s, c, p, g, m, v, vmax, b, e);
+      cpu::isa_dispatch<&adam_range<true, T>>(s, c, p, g, m, v, vmax, b, e);
     else
-      adam_range<false>(s, c, p, g, m, v, vmax, b, e);
+      cpu::isa_dispatch<&adam_range<false, T>>(s, c, p, g, m, v, vmax, b, e);
   });
 }
 

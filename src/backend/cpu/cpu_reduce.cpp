@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "backend/cpu/cpu_backend.h"
+#include "backend/cpu/cpu_isa.h"
 #include "backend/cpu/cpu_loops.h"
 #include "backend/reduce_common.h"
 
@@ -24,7 +25,8 @@ constexpr int64_t kBlock = 4096;
 // Sum of n contiguous values in blocks of kBlock: each block goes into 32 independent lanes
 // (lane l takes elements l, l + 32, ...; enough for several vector accumulators in flight), the
 // lanes are added in order and block sums are added in double. The order is fixed by the code,
-// not by the vector width the compiler picks, so every build gives the same result.
+// not by the vector width the compiler picks, so every build and every clone (it is compiled per
+// instruction set, cpu_isa.h) gives the same result.
 template <class T>
 [[gnu::always_inline]] inline double sum_contiguous(const T* x, int64_t n) {
   constexpr int kLanes = 32;
@@ -43,22 +45,14 @@ template <class T>
   return total;
 }
 
-// The same, compiled per instruction set (EMBER_CPU_CLONES).
-EMBER_CPU_CLONES double sum_f32(const float* x, int64_t n) {
-  return sum_contiguous(x, n);
-}
-EMBER_CPU_CLONES double sum_f64(const double* x, int64_t n) {
-  return sum_contiguous(x, n);
-}
-
 // Reduces n elements at x with element stride s.
 template <ReduceOp op, class T>
 typename Reducer<op, T>::Acc reduce_run(const T* x, int64_t n, int64_t s) {
   using R = Reducer<op, T>;
   if constexpr (op == ReduceOp::Sum && std::is_same_v<T, float>) {
-    if (s == 1) return sum_f32(x, n);
+    if (s == 1) return cpu::isa_dispatch<&sum_contiguous<float>>(x, n);
   } else if constexpr (op == ReduceOp::Sum && std::is_same_v<T, double>) {
-    if (s == 1) return sum_f64(x, n);
+    if (s == 1) return cpu::isa_dispatch<&sum_contiguous<double>>(x, n);
   }
   auto acc = R::identity();
   for (int64_t i = 0; i < n; ++i) acc = R::step(acc, x[i * s]);

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "backend/cpu/cpu_backend.h"
+#include "backend/cpu/cpu_isa.h"
 #include "backend/cpu/cpu_loops.h"
 #include "backend/cpu/cpu_vec_math.h"
 
@@ -79,9 +80,9 @@ template <class T>
   }
 }
 
-// Rows [b, e) of a float32 softmax, compiled per instruction set (EMBER_CPU_CLONES).
-EMBER_CPU_CLONES void softmax_rows_f32(float* y, const float* x, int64_t b, int64_t e, int64_t n,
-                                       bool log) {
+// Rows [b, e) of a float32 softmax, compiled per instruction set (cpu_isa.h).
+[[gnu::always_inline]] inline void softmax_rows_f32(float* y, const float* x, int64_t b, int64_t e,
+                                                    int64_t n, bool log) {
   for (int64_t o = b; o < e; ++o) softmax_row(y + o * n, x + o * n, n, log);
 }
 
@@ -92,7 +93,7 @@ void softmax_typed(T* y, const T* x, int64_t outer, int64_t n, int64_t inner, bo
   if (inner == 1) {
     cpu::parallel_for(outer, grain, [&](int64_t b, int64_t e) {
       if constexpr (std::is_same_v<T, float>)
-        softmax_rows_f32(y, x, b, e, n, log);
+        cpu::isa_dispatch<&softmax_rows_f32>(y, x, b, e, n, log);
       else
         for (int64_t o = b; o < e; ++o) softmax_row(y + o * n, x + o * n, n, log);
     });

@@ -1,9 +1,9 @@
 // backend/cpu/cpu_vec_math.cpp: the dense float32 exp, log, sigmoid and tanh loops of
-// cpu_vec_math.h, each compiled for AVX-512 (16 lanes), AVX2 (8) and the baseline (4) through
-// EMBER_CPU_CLONES.
+// cpu_vec_math.h, each compiled for AVX-512 (16 lanes), AVX2 (8) and the baseline (4) and
+// dispatched by cpu_isa() (cpu_isa.h).
 #include "backend/cpu/cpu_vec_math.h"
 
-#include "backend/cpu/cpu_loops.h"
+#include "backend/cpu/cpu_isa.h"
 
 namespace ember::cpu {
 
@@ -23,20 +23,20 @@ template <float (*f)(float)>
   for (; i < n; ++i) out[i] = f(in[i]);
 }
 
-EMBER_CPU_CLONES void exp_f32(float* out, const float* in, int64_t n) {
-  map_f32<exp_f32>(out, in, n);
+void exp_f32(float* out, const float* in, int64_t n) {
+  isa_dispatch<&map_f32<exp_f32>>(out, in, n);
 }
 
-EMBER_CPU_CLONES void log_f32(float* out, const float* in, int64_t n) {
-  map_f32<log_f32>(out, in, n);
+void log_f32(float* out, const float* in, int64_t n) {
+  isa_dispatch<&map_f32<log_f32>>(out, in, n);
 }
 
-EMBER_CPU_CLONES void sigmoid_f32(float* out, const float* in, int64_t n) {
-  map_f32<sigmoid_f32>(out, in, n);
+void sigmoid_f32(float* out, const float* in, int64_t n) {
+  isa_dispatch<&map_f32<sigmoid_f32>>(out, in, n);
 }
 
-EMBER_CPU_CLONES void tanh_f32(float* out, const float* in, int64_t n) {
-  map_f32<tanh_f32>(out, in, n);
+void tanh_f32(float* out, const float* in, int64_t n) {
+  isa_dispatch<&map_f32<tanh_f32>>(out, in, n);
 }
 
 }  // namespace ember::cpu

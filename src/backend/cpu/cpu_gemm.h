@@ -1,0 +1,77 @@
+// backend/cpu/cpu_gemm.h: ember's own float32 and float64 GEMM for x86 CPUs -- one BLIS-style
+// driver (cache blocking, packed panels read from any strides, threads splitting M or N, never K)
+// over register-blocked kernels for AVX-512, AVX2 + FMA and the x86-64 baseline (SSE2).
+#pragma once
+
+#include <cstdint>
+
+#include "backend/cpu/cpu_isa.h"
+
+namespace ember::cpu {
+
+// One product c = a @ b, any element strides for a and b, c dense row-major.
+template <class T>
+struct GemmArgs {
+  int64_t m, n, k;
+  const T* a;  // a: (m, k), element (i, p) at a[i * a_rs + p * a_cs]
+  int64_t a_rs, a_cs;
+  const T* b;  // b: (k, n), element (p, j) at b[p * b_rs + j * b_cs]
+  int64_t b_rs, b_cs;
+  T* c;  // c: (m, n), element (i, j) at c[i * ldc + j]
+  int64_t ldc;
+};
+
+inline constexpr int kMaxGemmMr = 16;
+
+// A register-blocked kernel and its packing, with the block sizes chosen for the caches of the
+// CPUs it targets. The driver packs a's block (rows x kc) into micro-panels of mr rows, k-major
+// (zero past the last row), and b's block (kc x cols) into micro-panels of nr columns, k-major
+// (zero past the last column); micro[r - 1] then computes an r-row tile of c from an a micro-panel
+// and a b micro-panel.
+template <class T>
+struct GemmKernel {
+  // c tile (rows, cols <= nr) = (or +=, when accumulate) ap (kc x mr) @ bp (kc x nr).
+  using Micro = void (*)(int64_t kc, const T* ap, const T* bp, T* c, int64_t ldc, int cols,
+                         bool accumulate);
+  // dst = a's block at (row0, col0), rows x kc, as micro-panels.
+  using PackA = void (*)(const GemmArgs<T>& g, int64_t row0, int64_t rows, int64_t col0, int64_t kc,
+                         T* dst);
+  // dst = b's block at (row0, col0), kc x cols, as micro-panels.
+  using PackB = void (*)(const GemmArgs<T>& g, int64_t row0, int64_t kc, int64_t col0, int64_t cols,
+                         T* dst);
+  const char* name;
+  int mr, nr;
+  // K blocks of at most kc, column chunks of at most nb (the packed b block, kept in L2), row
+  // blocks of at most mc (the packed a block).
+  int64_t kc, nb, mc;
+  Micro micro[kMaxGemmMr];
+  PackA pack_a;
+  PackB pack_b;
+};
+
+// The kernel of a level, for T float or double; each runs only on a CPU at that level or above.
+template <class T>
+const GemmKernel<T>& gemm_kernel(CpuIsa isa);
+template <>
+const GemmKernel<float>& gemm_kernel<float>(CpuIsa isa);
+template <>
+const GemmKernel<double>& gemm_kernel<double>(CpuIsa isa);
+
+// c = a @ b (c's old contents are ignored) with `kernel`, using up to `threads` OpenMP threads.
+// Every element of c sums over k in the same order whatever the thread count, so results do not
+// depend on it.
+template <class T>
+void gemm(const GemmKernel<T>& kernel, const GemmArgs<T>& g, int threads);
+
+// The same with the kernel of cpu_isa().
+template <class T>
+void gemm(const GemmArgs<T>& g, int threads) {
+  gemm(gemm_kernel<T>(cpu_isa()), g, threads);
+}
+
+// The kernels of each level (defined, constant-initialized, in cpu_gemm_avx512.cpp,
+// cpu_gemm_avx2.cpp and cpu_gemm_baseline.cpp).
+extern const GemmKernel<float> kGemmAvx512F32, kGemmAvx2F32, kGemmBaselineF32;
+extern const GemmKernel<double> kGemmAvx512F64, kGemmAvx2F64, kGemmBaselineF64;
+
+}  // namespace ember::cpu

@@ -1,0 +1,108 @@
+// backend/cpu/cpu_gemm_avx512.cpp: the AVX-512 kernels of cpu_gemm.h -- float32 14x32 tiles (28
+// zmm accumulators), float64 14x16, block sizes for 48 KiB L1d / 2 MiB L2 per core.
+#include <immintrin.h>
+
+#define EMBER_GEMM_TARGET [[gnu::target("avx512f,avx512bw,avx512dq,avx512vl,fma")]]
+#define EMBER_GEMM_INLINE EMBER_GEMM_TARGET [[gnu::always_inline]] inline
+#define EMBER_GEMM_NS gemm_avx512
+#include "backend/cpu/cpu_gemm_kernel.h"
+
+namespace ember::cpu {
+namespace gemm_avx512 {
+
+// Masks of the first n lanes.
+EMBER_GEMM_INLINE __mmask16 mask16(int n) {
+  return static_cast<__mmask16>((1u << n) - 1);
+}
+EMBER_GEMM_INLINE __mmask8 mask8(int n) {
+  return static_cast<__mmask8>((1u << n) - 1);
+}
+
+// The all-lanes masked forms of unpack and shuffle_f32x4: GCC 12's plain forms start from
+// _mm512_undefined_ps and then warn -Wmaybe-uninitialized.
+EMBER_GEMM_INLINE __m512 unpacklo(__m512 a, __m512 b) {
+  return _mm512_mask_unpacklo_ps(a, 0xFFFF, a, b);
+}
+EMBER_GEMM_INLINE __m512 unpackhi(__m512 a, __m512 b) {
+  return _mm512_mask_unpackhi_ps(a, 0xFFFF, a, b);
+}
+template <int Imm>
+EMBER_GEMM_INLINE __m512 shuffle_lanes(__m512 a, __m512 b) {
+  return _mm512_mask_shuffle_f32x4(a, 0xFFFF, a, b, Imm);
+}
+
+struct VecF32 {
+  using T = float;
+  using R = __m512;
+  static constexpr int kLanes = 16;
+  static constexpr bool kTranspose = true;
+  EMBER_GEMM_INLINE static R zero() { return _mm512_setzero_ps(); }
+  EMBER_GEMM_INLINE static R load(const T* p) { return _mm512_loadu_ps(p); }
+  EMBER_GEMM_INLINE static void store(T* p, R r) { _mm512_storeu_ps(p, r); }
+  EMBER_GEMM_INLINE static R broadcast(T x) { return _mm512_set1_ps(x); }
+  EMBER_GEMM_INLINE static R fmadd(R a, R b, R c) { return _mm512_fmadd_ps(a, b, c); }
+  EMBER_GEMM_INLINE static R add(R a, R b) { return _mm512_add_ps(a, b); }
+  EMBER_GEMM_INLINE static R load_partial(const T* p, int n) {
+    return _mm512_maskz_loadu_ps(mask16(n), p);
+  }
+  EMBER_GEMM_INLINE static void store_partial(T* p, R r, int n) {
+    _mm512_mask_storeu_ps(p, mask16(n), r);
+  }
+  // A 16x16 transpose in registers.
+  EMBER_GEMM_INLINE static void transpose(R r[16]) {
+    R t[16], u[16];
+    for (int i = 0; i < 8; ++i) {
+      t[2 * i] = unpacklo(r[2 * i], r[2 * i + 1]);
+      t[2 * i + 1] = unpackhi(r[2 * i], r[2 * i + 1]);
+    }
+    // u[4i + c], 128-bit lane l: column 4l + c of rows 4i .. 4i + 3.
+    for (int i = 0; i < 4; ++i) {
+      u[4 * i] = _mm512_shuffle_ps(t[4 * i], t[4 * i + 2], 0x44);
+      u[4 * i + 1] = _mm512_shuffle_ps(t[4 * i], t[4 * i + 2], 0xEE);
+      u[4 * i + 2] = _mm512_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0x44);
+      u[4 * i + 3] = _mm512_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0xEE);
+    }
+    for (int c = 0; c < 4; ++c) {
+      R v_lo = shuffle_lanes<0x88>(u[c], u[4 + c]);
+      R v_hi = shuffle_lanes<0xDD>(u[c], u[4 + c]);
+      R w_lo = shuffle_lanes<0x88>(u[8 + c], u[12 + c]);
+      R w_hi = shuffle_lanes<0xDD>(u[8 + c], u[12 + c]);
+      r[c] = shuffle_lanes<0x88>(v_lo, w_lo);
+      r[4 + c] = shuffle_lanes<0x88>(v_hi, w_hi);
+      r[8 + c] = shuffle_lanes<0xDD>(v_lo, w_lo);
+      r[12 + c] = shuffle_lanes<0xDD>(v_hi, w_hi);
+    }
+  }
+};
+
+struct VecF64 {
+  using T = double;
+  using R = __m512d;
+  static constexpr int kLanes = 8;
+  static constexpr bool kTranspose = false;
+  EMBER_GEMM_INLINE static R zero() { return _mm512_setzero_pd(); }
+  EMBER_GEMM_INLINE static R load(const T* p) { return _mm512_loadu_pd(p); }
+  EMBER_GEMM_INLINE static void store(T* p, R r) { _mm512_storeu_pd(p, r); }
+  EMBER_GEMM_INLINE static R broadcast(T x) { return _mm512_set1_pd(x); }
+  EMBER_GEMM_INLINE static R fmadd(R a, R b, R c) { return _mm512_fmadd_pd(a, b, c); }
+  EMBER_GEMM_INLINE static R add(R a, R b) { return _mm512_add_pd(a, b); }
+  EMBER_GEMM_INLINE static R load_partial(const T* p, int n) {
+    return _mm512_maskz_loadu_pd(mask8(n), p);
+  }
+  EMBER_GEMM_INLINE static void store_partial(T* p, R r, int n) {
+    _mm512_mask_storeu_pd(p, mask8(n), r);
+  }
+  static void transpose(R*) {}
+};
+
+}  // namespace gemm_avx512
+
+// A 14-row a micro-panel (14 x KC) stays in L1, a packed b block (KC x NB, 1 MiB) in L2. KC 512
+// rather than 384 for float32: a K of 1024 then takes 2 passes over c instead of 3 (6 % faster at
+// 1024^3).
+constinit const GemmKernel<float> kGemmAvx512F32 =
+    gemm_avx512::make_gemm_kernel<gemm_avx512::VecF32, 14, 2>("avx512 14x32", 512, 512, 2016);
+constinit const GemmKernel<double> kGemmAvx512F64 =
+    gemm_avx512::make_gemm_kernel<gemm_avx512::VecF64, 14, 2>("avx512 14x16", 256, 512, 2016);
+
+}  // namespace ember::cpu

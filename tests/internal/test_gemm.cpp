@@ -1,0 +1,185 @@
+// tests/internal/test_gemm.cpp: every GEMM kernel of cpu_gemm.h that this CPU can run, whichever
+// one cpu_isa() picks -- results against a float64 reference on shapes at and around each kernel's
+// tile and block edges, every operand layout (contiguous, transposed, no unit stride), c's padding
+// left untouched, and 1 vs 2 threads giving the same bits.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "backend/cpu/cpu_gemm.h"
+
+namespace ember::cpu {
+namespace {
+
+// An operand (rows, cols) in one of three layouts, over a buffer it owns.
+enum class Layout { kRowMajor, kTransposed, kStrided };
+
+template <class T>
+struct Operand {
+  std::vector<T> data;
+  int64_t rs = 0, cs = 0;
+  Operand(int64_t rows, int64_t cols, Layout layout, std::mt19937& rng) {
+    std::uniform_real_distribution<double> dist(-0.5, 0.5);
+    switch (layout) {
+      case Layout::kRowMajor:
+        rs = cols, cs = 1;
+        break;
+      case Layout::kTransposed:
+        rs = 1, cs = rows;
+        break;
+      case Layout::kStrided:  // every other element of every other row of a (2 rows, 2 cols)
+        rs = 4 * cols, cs = 2;
+        break;
+    }
+    data.resize((rows - 1) * rs + (cols - 1) * cs + 1);
+    for (T& x : data) x = static_cast<T>(dist(rng));
+  }
+  T at(int64_t i, int64_t j) const { return data[i * rs + j * cs]; }
+};
+
+struct Shape3 {
+  int64_t m, k, n;
+};
+
+template <class T>
+GemmArgs<T> args(const Shape3& s, const Operand<T>& a, const Operand<T>& b, T* c, int64_t ldc) {
+  return {.m = s.m,
+          .n = s.n,
+          .k = s.k,
+          .a = a.data.data(),
+          .a_rs = a.rs,
+          .a_cs = a.cs,
+          .b = b.data.data(),
+          .b_rs = b.rs,
+          .b_cs = b.cs,
+          .c = c,
+          .ldc = ldc};
+}
+
+std::string describe(const Shape3& s, Layout la, Layout lb, const char* kernel) {
+  return std::string(kernel) + " m=" + std::to_string(s.m) + " k=" + std::to_string(s.k) +
+         " n=" + std::to_string(s.n) + " a layout " + std::to_string(static_cast<int>(la)) +
+         " b layout " + std::to_string(static_cast<int>(lb));
+}
+
+// c (with ldc = n + 3, the padding NaN) = a @ b with the kernel, checked against float64 sums:
+// each element within 2 k eps of the sum of |a_ip b_pj| (the rounding bound of a k-term dot
+// product), the padding untouched.
+template <class T>
+void check_product(const GemmKernel<T>& kernel, const Shape3& s, Layout la, Layout lb,
+                   std::mt19937& rng, int threads) {
+  Operand<T> a(s.m, s.k, la, rng), b(s.k, s.n, lb, rng);
+  int64_t ldc = s.n + 3;
+  std::vector<T> c(s.m * ldc, std::numeric_limits<T>::quiet_NaN());
+  GemmArgs<T> g = args(s, a, b, c.data(), ldc);
+  gemm(kernel, g, threads);
+  const double eps = std::numeric_limits<T>::epsilon();
+  int bad = 0;
+  for (int64_t i = 0; i < s.m && bad < 5; ++i) {
+    for (int64_t j = 0; j < s.n && bad < 5; ++j) {
+      double want = 0, mag = 0;
+      for (int64_t p = 0; p < s.k; ++p) {
+        double t = static_cast<double>(a.at(i, p)) * static_cast<double>(b.at(p, j));
+        want += t;
+        mag += std::abs(t);
+      }
+      double got = c[i * ldc + j];
+      if (!(std::abs(got - want) <= 2 * s.k * eps * mag + 1e-30)) {
+        ADD_FAILURE() << describe(s, la, lb, kernel.name) << " c[" << i << "][" << j
+                      << "] = " << got << ", want " << want;
+        ++bad;
+      }
+    }
+    for (int64_t j = s.n; j < ldc; ++j)
+      if (!std::isnan(c[i * ldc + j])) {
+        ADD_FAILURE() << describe(s, la, lb, kernel.name) << " wrote c's padding at row " << i;
+        ++bad;
+      }
+  }
+}
+
+// Shapes on and around the kernel's tile (mr, nr) and block (kc, nb, mc) edges.
+template <class T>
+std::vector<Shape3> edge_shapes(const GemmKernel<T>& k) {
+  std::vector<Shape3> shapes;
+  for (int64_t s :
+       {int64_t{1}, int64_t{k.mr} - 1, int64_t{k.mr}, int64_t{k.mr} + 1, int64_t{2 * k.mr} + 1})
+    if (s > 0) shapes.push_back({s, 37, 2 * k.nr + 3});
+  for (int64_t s :
+       {int64_t{1}, int64_t{k.nr} - 1, int64_t{k.nr}, int64_t{k.nr} + 1, int64_t{3 * k.nr} + 5})
+    if (s > 0) shapes.push_back({2 * k.mr + 1, 29, s});
+  for (int64_t s : {int64_t{1}, k.kc - 1, k.kc, k.kc + 1, 2 * k.kc + 3})
+    shapes.push_back({k.mr + 3, s, k.nr + 5});
+  shapes.push_back({k.mr, 19, k.nb + 1});
+  shapes.push_back({k.mc + 1, 7, k.nr - 1});
+  return shapes;
+}
+
+template <class T>
+std::vector<const GemmKernel<T>*> runnable_kernels() {
+  std::vector<const GemmKernel<T>*> kernels;
+  for (CpuIsa isa : {CpuIsa::kBaseline, CpuIsa::kAvx2, CpuIsa::kAvx512})
+    if (isa <= detected_isa()) kernels.push_back(&gemm_kernel<T>(isa));
+  return kernels;
+}
+
+template <class T>
+void check_all_kernels() {
+  std::mt19937 rng(7);
+  const Layout layouts[] = {Layout::kRowMajor, Layout::kTransposed, Layout::kStrided};
+  for (const GemmKernel<T>* kernel : runnable_kernels<T>()) {
+    for (const Shape3& s : edge_shapes(*kernel))
+      check_product(*kernel, s, Layout::kRowMajor, Layout::kRowMajor, rng, 1);
+    for (Layout la : layouts)
+      for (Layout lb : layouts)
+        for (Shape3 s : {Shape3{kernel->mr + 2, kernel->kc + 17, kernel->nr + 3},
+                         Shape3{3 * kernel->mr, 40, 2 * kernel->nr}})
+          check_product(*kernel, s, la, lb, rng, 1);
+    // Threaded: column splits, row splits, and a multi-block K.
+    for (Shape3 s : {Shape3{90, 300, 400}, Shape3{700, 64, 20}, Shape3{65, 2 * kernel->kc + 1, 97}})
+      check_product(*kernel, s, Layout::kRowMajor, Layout::kTransposed, rng, 2);
+  }
+}
+
+TEST(Gemm, EveryFloat32KernelMatchesTheReference) {
+  check_all_kernels<float>();
+}
+
+TEST(Gemm, EveryFloat64KernelMatchesTheReference) {
+  check_all_kernels<double>();
+}
+
+// The same product on 1 and 2 threads, compared bit for bit.
+template <class T>
+void check_thread_independence() {
+  std::mt19937 rng(9);
+  for (const GemmKernel<T>* kernel : runnable_kernels<T>()) {
+    for (Shape3 s : {Shape3{200, 800, 300}, Shape3{1000, 64, 20}, Shape3{129, 1000, 65},
+                     Shape3{31, 2000, 33}}) {
+      Operand<T> a(s.m, s.k, Layout::kRowMajor, rng), b(s.k, s.n, Layout::kRowMajor, rng);
+      std::vector<T> one(s.m * s.n), two(s.m * s.n);
+      GemmArgs<T> g = args(s, a, b, one.data(), s.n);
+      gemm(*kernel, g, 1);
+      g.c = two.data();
+      gemm(*kernel, g, 2);
+      EXPECT_EQ(std::memcmp(one.data(), two.data(), one.size() * sizeof(T)), 0)
+          << describe(s, Layout::kRowMajor, Layout::kRowMajor, kernel->name);
+    }
+  }
+}
+
+TEST(Gemm, Float32ResultsDoNotDependOnThreadCount) {
+  check_thread_independence<float>();
+}
+
+TEST(Gemm, Float64ResultsDoNotDependOnThreadCount) {
+  check_thread_independence<double>();
+}
+
+}  // namespace
+}  // namespace ember::cpu
