@@ -6,7 +6,9 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ember/tensor.h"
@@ -21,41 +23,92 @@ struct Edge {
   uint32_t input_nr = 0;
 };
 
-// One recorded operation. apply() maps the gradient of its output to one gradient per next edge
-// (an undefined Tensor means zero).
+// Unregisters the hook it was returned for (PyTorch's RemovableHandle); removing twice, or after
+// the tensor or graph is gone, does nothing.
+class HookHandle {
+ public:
+  HookHandle() = default;
+  explicit HookHandle(std::function<void()> remove) : remove_(std::move(remove)) {}
+  void remove() {
+    if (remove_) std::exchange(remove_, nullptr)();
+  }
+
+ private:
+  std::function<void()> remove_;
+};
+
+// A hook on the gradient of a tensor: it may return a replacement (an undefined Tensor keeps the
+// gradient as it is).
+using GradHook = std::function<Tensor(const Tensor&)>;
+
+// One recorded operation with num_outputs() outputs. apply() maps the gradients of its outputs
+// (grads[i] for output i; an undefined Tensor means zero; apply may move from them) to one
+// gradient per next edge (an undefined Tensor means zero).
 class Node {
  public:
-  explicit Node(std::vector<Edge> next_edges);
+  explicit Node(std::vector<Edge> next_edges, uint32_t num_outputs = 1);
   virtual ~Node() = default;
   Node(const Node&) = delete;
   Node& operator=(const Node&) = delete;
 
-  virtual std::vector<Tensor> apply(const Tensor& grad_output) = 0;
+  virtual std::vector<Tensor> apply(std::span<Tensor> grads) = 0;
   // "AddBackward0", as PyTorch names grad_fn.
   virtual std::string name() const = 0;
   // Frees what backward needed (saved tensors); called after a backward without retain_graph.
   virtual void release() {}
+  // Runs the hooks of add_hook on the gradients arriving for this node's outputs; the engine calls
+  // it before apply() (a leaf's accumulator runs the leaf's own hooks instead).
+  void run_hooks(std::span<Tensor> grads) {
+    if (!hooks_.empty()) run_hooks_slow(grads);
+  }
 
   const std::vector<Edge>& next_edges() const { return next_edges_; }
+  uint32_t num_outputs() const { return num_outputs_; }
   uint64_t sequence_nr() const { return sequence_nr_; }
-  // Non-leaf outputs of this node that keep their grad (Tensor::retain_grad()).
-  std::vector<std::weak_ptr<TensorImpl>>& retained_grads() { return retained_; }
+  // Non-leaf outputs of this node (output number, tensor) that keep their grad
+  // (Tensor::retain_grad()).
+  std::vector<std::pair<uint32_t, std::weak_ptr<TensorImpl>>>& retained_grads() {
+    return retained_;
+  }
+  // A hook on the gradient of output `output_nr` (Tensor::register_hook on a non-leaf); returns
+  // its id for remove_hook.
+  uint64_t add_hook(uint32_t output_nr, GradHook hook);
+  void remove_hook(uint64_t id);
 
   // Bookkeeping of the backward pass in progress, kept on the node so the engine allocates no
-  // maps: which pass last reached it, how many gradients it still waits for, their sum.
+  // maps: which pass last reached it, how many gradients it still waits for, their sums (one per
+  // output: `grad` for a single output, `grads` otherwise).
   struct PassState {
     uint64_t pass = 0;
     int pending = 0;
     Tensor grad;
+    std::vector<Tensor> grads;
   };
   PassState& pass_state() { return pass_; }
+  // Starts pass `pass`: nothing pending, no gradient yet.
+  void reset_pass(uint64_t pass);
+  // The gradients of the pass in progress, one per output.
+  std::span<Tensor> pass_grads() {
+    return num_outputs_ == 1 ? std::span<Tensor>(&pass_.grad, 1) : std::span<Tensor>(pass_.grads);
+  }
 
  private:
+  struct Hook {
+    uint64_t id;
+    uint32_t output_nr;
+    GradHook fn;
+  };
   std::vector<Edge> next_edges_;
+  uint32_t num_outputs_;
   uint64_t sequence_nr_;
-  std::vector<std::weak_ptr<TensorImpl>> retained_;
+  std::vector<std::pair<uint32_t, std::weak_ptr<TensorImpl>>> retained_;
+  std::vector<Hook> hooks_;
   PassState pass_;
+  void run_hooks_slow(std::span<Tensor> grads);
 };
+
+// A fresh id for a hook.
+uint64_t next_hook_id();
 
 // Whether ops record the graph (thread-local, on by default).
 bool is_grad_enabled();

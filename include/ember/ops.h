@@ -133,6 +133,19 @@ Tensor bmm(const Tensor& a, const Tensor& b);     // a: (B, n, k), b: (B, k, m) 
 void set_float32_matmul_precision(const std::string& precision);
 std::string get_float32_matmul_precision();
 
+// --- several views at once (torch.split, split_with_sizes, chunk, unbind). One autograd node
+// backs all the pieces, so their gradients (zero for pieces that get none) meet in one backward;
+// while they require grad the pieces cannot be changed in place (as in PyTorch).
+// split: pieces of split_size along dim, the last one smaller when the size does not divide.
+std::vector<Tensor> split(const Tensor& x, int64_t split_size, int64_t dim = 0);
+// split_sizes must add up to x.size(dim).
+std::vector<Tensor> split_with_sizes(const Tensor& x, const std::vector<int64_t>& split_sizes,
+                                     int64_t dim = 0);
+// At most `chunks` pieces of ceil(size / chunks) (fewer when the size runs out first).
+std::vector<Tensor> chunk(const Tensor& x, int64_t chunks, int64_t dim = 0);
+// The x.size(dim) slices along dim, each without that dim.
+std::vector<Tensor> unbind(const Tensor& x, int64_t dim = 0);
+
 // --- joining and indexing
 Tensor cat(const std::vector<Tensor>& tensors, int64_t dim = 0);
 Tensor stack(const std::vector<Tensor>& tensors, int64_t dim = 0);

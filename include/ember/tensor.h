@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <initializer_list>
 #include <iosfwd>
 #include <memory>
@@ -22,6 +23,7 @@ namespace ember {
 
 namespace autograd {
 class Node;
+class HookHandle;
 struct AutogradMeta;
 }  // namespace autograd
 
@@ -136,6 +138,15 @@ class Tensor {
   // Keeps grad() for a non-leaf tensor after backward.
   void retain_grad() const;
   bool retains_grad() const;
+  // torch.Tensor.register_hook: hook(grad) runs each time the gradient of this tensor is computed
+  // and may return a replacement (an undefined Tensor keeps it); on a leaf it runs before the
+  // gradient is accumulated into grad(). Hooks run in the order registered; remove() on the
+  // returned handle unregisters it. The tensor must require grad.
+  autograd::HookHandle register_hook(std::function<Tensor(const Tensor&)> hook) const;
+  // torch.Tensor.register_post_accumulate_grad_hook: leaves only; hook(*this) runs after
+  // backward has accumulated into grad() (not for autograd::grad, which accumulates nothing).
+  autograd::HookHandle register_post_accumulate_grad_hook(
+      std::function<void(const Tensor&)> hook) const;
   // Replaces this tensor's data (storage, sizes, dtype, device) keeping its identity and autograd
   // state, as Module::to does for parameters.
   void set_data(const Tensor& new_data) const;
@@ -186,6 +197,12 @@ class Tensor {
   Tensor slice(int64_t dim, std::optional<int64_t> start = std::nullopt,
                std::optional<int64_t> end = std::nullopt, int64_t step = 1) const;
   Tensor select(int64_t dim, int64_t index) const;
+  // Several views at once (see ops.h).
+  std::vector<Tensor> split(int64_t split_size, int64_t dim = 0) const;
+  std::vector<Tensor> split_with_sizes(const std::vector<int64_t>& split_sizes,
+                                       int64_t dim = 0) const;
+  std::vector<Tensor> chunk(int64_t chunks, int64_t dim = 0) const;
+  std::vector<Tensor> unbind(int64_t dim = 0) const;
   Tensor expand(const Shape& sizes) const;
   Tensor expand_as(const Tensor& other) const { return expand(other.sizes()); }
   Tensor index(std::initializer_list<indexing::TensorIndex> indices) const;

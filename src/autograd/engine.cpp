@@ -1,8 +1,8 @@
 // autograd/engine.cpp: grad mode, graph nodes, leaf accumulation and the backward engine.
 // Nodes run in reverse creation order once every consumer has sent its gradient, so each runs once.
+#include <algorithm>
 #include <atomic>
 #include <queue>
-#include <unordered_map>
 
 #include "autograd/engine.h"
 #include "autograd/function.h"
@@ -23,8 +23,59 @@ void set_grad_enabled(bool enabled) {
   grad_enabled = enabled;
 }
 
-Node::Node(std::vector<Edge> next_edges)
-    : next_edges_(std::move(next_edges)), sequence_nr_(next_sequence_nr++) {}
+Node::Node(std::vector<Edge> next_edges, uint32_t num_outputs)
+    : next_edges_(std::move(next_edges)),
+      num_outputs_(num_outputs),
+      sequence_nr_(next_sequence_nr++) {}
+
+void Node::reset_pass(uint64_t pass) {
+  pass_.pass = pass;
+  pass_.pending = 0;
+  pass_.grad = Tensor();
+  if (num_outputs_ != 1) {
+    pass_.grads.resize(num_outputs_);
+    for (Tensor& g : pass_.grads) g = Tensor();
+  }
+}
+
+uint64_t next_hook_id() {
+  static std::atomic<uint64_t> next{1};
+  return next++;
+}
+
+uint64_t Node::add_hook(uint32_t output_nr, GradHook hook) {
+  uint64_t id = next_hook_id();
+  hooks_.push_back(Hook{id, output_nr, std::move(hook)});
+  return id;
+}
+
+void Node::remove_hook(uint64_t id) {
+  std::erase_if(hooks_, [id](const Hook& h) { return h.id == id; });
+}
+
+namespace {
+
+// grad = hook(grad) where the hook returns a defined tensor; hooks see only defined gradients.
+void apply_hook(const GradHook& hook, Tensor& grad) {
+  if (!grad.defined()) return;
+  Tensor replaced = hook(grad);
+  if (replaced.defined()) grad = std::move(replaced);
+}
+
+}  // namespace
+
+void Node::run_hooks_slow(std::span<Tensor> grads) {
+  // A copy: a hook may register or remove hooks.
+  std::vector<Hook> hooks = hooks_;
+  for (const Hook& h : hooks) apply_hook(h.fn, grads[h.output_nr]);
+}
+
+void AccumulateGrad::run_leaf_hooks(std::span<Tensor> grads) {
+  auto impl = leaf_.lock();
+  if (!impl || !impl->autograd || impl->autograd->hooks.empty()) return;
+  auto hooks = impl->autograd->hooks;
+  for (const auto& [id, fn] : hooks) apply_hook(fn, grads[0]);
+}
 
 AutogradMeta& meta_of(const Tensor& t) {
   auto& m = t.impl().autograd;
@@ -32,7 +83,8 @@ AutogradMeta& meta_of(const Tensor& t) {
   return *m;
 }
 
-std::vector<Tensor> AccumulateGrad::apply(const Tensor& grad) {
+std::vector<Tensor> AccumulateGrad::apply(std::span<Tensor> grads) {
+  const Tensor& grad = grads[0];
   auto impl = leaf_.lock();
   if (!impl || !grad.defined()) return {};
   Tensor leaf(impl);
@@ -48,6 +100,10 @@ std::vector<Tensor> AccumulateGrad::apply(const Tensor& grad) {
   } else {
     m.grad.add_(g);
   }
+  if (!m.post_accumulate_hooks.empty()) {
+    auto hooks = m.post_accumulate_hooks;
+    for (const auto& [id, fn] : hooks) fn(leaf);
+  }
   return {};
 }
 
@@ -62,15 +118,14 @@ struct LaterFirst {
 }  // namespace
 
 void run_backward(const std::vector<Edge>& roots, const std::vector<Tensor>& root_grads,
-                  bool retain_graph, bool accumulate, std::unordered_map<Node*, Tensor>* captured) {
+                  bool retain_graph, bool accumulate, std::vector<Capture>* captured) {
   static std::atomic<uint64_t> passes{0};
   const uint64_t pass = ++passes;
   NoGradGuard no_grad;
   // Count, for every node reachable from the roots, how many gradients it waits for.
   auto reach = [pass](Node* n) {
-    Node::PassState& st = n->pass_state();
-    if (st.pass == pass) return false;
-    st = Node::PassState{pass, 0, Tensor()};
+    if (n->pass_state().pass == pass) return false;
+    n->reset_pass(pass);
     return true;
   };
   std::vector<Node*> stack;
@@ -86,14 +141,14 @@ void run_backward(const std::vector<Edge>& roots, const std::vector<Tensor>& roo
     }
   }
 
-  auto send = [](Node* n, const Tensor& g) {
+  auto send = [](const Edge& e, const Tensor& g) {
     if (!g.defined()) return;
-    Tensor& b = n->pass_state().grad;
+    Tensor& b = e.fn->pass_grads()[e.input_nr];
     b = b.defined() ? b + g : g;
   };
   std::priority_queue<std::shared_ptr<Node>, std::vector<std::shared_ptr<Node>>, LaterFirst> ready;
   for (size_t i = 0; i < roots.size(); ++i)
-    if (roots[i].fn) send(roots[i].fn.get(), root_grads[i]);
+    if (roots[i].fn) send(roots[i], root_grads[i]);
   for (const Edge& e : roots) {
     if (!e.fn) continue;
     Node::PassState& st = e.fn->pass_state();
@@ -106,25 +161,31 @@ void run_backward(const std::vector<Edge>& roots, const std::vector<Tensor>& roo
   while (!ready.empty()) {
     std::shared_ptr<Node> node = ready.top();
     ready.pop();
-    Tensor grad = std::move(node->pass_state().grad);
-    node->pass_state().grad = Tensor();
-    for (const auto& weak : node->retained_grads()) {
-      if (auto impl = weak.lock(); impl && grad.defined())
-        meta_of(Tensor(impl)).grad = grad.clone();
+    std::span<Tensor> grads_in = node->pass_grads();
+    auto* leaf_node = dynamic_cast<AccumulateGrad*>(node.get());
+    if (leaf_node)
+      leaf_node->run_leaf_hooks(grads_in);
+    else
+      node->run_hooks(grads_in);
+    for (const auto& [nr, weak] : node->retained_grads()) {
+      if (auto impl = weak.lock(); impl && grads_in[nr].defined())
+        meta_of(Tensor(impl)).grad = grads_in[nr].clone();
     }
     if (captured) {
-      if (auto it = captured->find(node.get()); it != captured->end()) it->second = grad;
+      for (Capture& c : *captured)
+        if (c.fn == node.get()) c.grad = grads_in[c.input_nr];
     }
-    bool is_leaf_node = dynamic_cast<AccumulateGrad*>(node.get()) != nullptr;
+    bool any =
+        std::any_of(grads_in.begin(), grads_in.end(), [](const Tensor& g) { return g.defined(); });
     std::vector<Tensor> grads;
-    if (grad.defined() && !(is_leaf_node && !accumulate)) grads = node->apply(grad);
-    grad = Tensor();
+    if (any && !(leaf_node && !accumulate)) grads = node->apply(grads_in);
+    for (Tensor& g : grads_in) g = Tensor();
     if (!retain_graph) node->release();
     const auto& edges = node->next_edges();
     for (size_t i = 0; i < edges.size(); ++i) {
       Node* next = edges[i].fn.get();
       if (!next) continue;
-      if (i < grads.size()) send(next, grads[i]);
+      if (i < grads.size()) send(edges[i], grads[i]);
       if (--next->pass_state().pending == 0) ready.push(edges[i].fn);
     }
   }
@@ -179,18 +240,19 @@ std::vector<Tensor> grad(const std::vector<Tensor>& outputs, const std::vector<T
   std::vector<Edge> roots;
   std::vector<Tensor> grads;
   collect_roots(outputs, grad_outputs, roots, grads);
-  std::unordered_map<Node*, Tensor> captured;
+  // input_edges keeps the inputs' nodes (leaf accumulators among them) alive during the pass.
   std::vector<Edge> input_edges;
+  std::vector<Capture> captured;
   for (size_t i = 0; i < inputs.size(); ++i) {
     EMBER_CHECK(inputs[i].requires_grad(), "[autograd::grad] input ", i,
                 " does not require grad; call requires_grad_() on it first");
     input_edges.push_back(gradient_edge(inputs[i]));
-    captured[input_edges.back().fn.get()] = Tensor();
+    captured.push_back(Capture{input_edges.back().fn.get(), input_edges.back().input_nr, Tensor()});
   }
   run_backward(roots, grads, retain_graph, false, &captured);
   std::vector<Tensor> result;
   for (size_t i = 0; i < inputs.size(); ++i) {
-    Tensor g = captured[input_edges[i].fn.get()];
+    Tensor g = captured[i].grad;
     EMBER_CHECK(g.defined() || allow_unused,
                 "[autograd::grad] One of the differentiated Tensors "
                 "(input ",

@@ -36,9 +36,10 @@ void throw_freed(const char* name) {
 }
 
 Edge gradient_edge(const Tensor& t) {
+  if (!t.defined()) return {};
   AutogradMeta* m = meta_if(t);
   if (!m) return {};
-  if (m->grad_fn) return Edge{m->grad_fn, 0};
+  if (m->grad_fn) return Edge{m->grad_fn, m->output_nr};
   if (!m->requires_grad) return {};
   std::shared_ptr<Node> acc = m->grad_accumulator.lock();
   if (!acc) {
@@ -68,10 +69,11 @@ std::vector<Edge> collect_edges(const Tensor* first, std::initializer_list<const
 
 namespace {
 
-void set_history(const Tensor& out, std::shared_ptr<Node> node) {
+void set_history(const Tensor& out, std::shared_ptr<Node> node, uint32_t output_nr = 0) {
   AutogradMeta& m = meta_of(out);
   m.requires_grad = true;
   m.grad_fn = std::move(node);
+  m.output_nr = output_nr;
 }
 
 // The base's history after an in-place op on one of its views: the gradient for the base is the
@@ -86,7 +88,8 @@ class CopySlices : public Node {
         strides_(std::move(strides)),
         offset_(offset),
         fn_(std::move(fn)) {}
-  std::vector<Tensor> apply(const Tensor& grad) override {
+  std::vector<Tensor> apply(std::span<Tensor> grads_in) override {
+    const Tensor& grad = grads_in[0];
     EMBER_CHECK(fn_ != nullptr,
                 "[CopySlices] Trying to backward through the graph a second time; "
                 "specify retain_graph=true");
@@ -111,18 +114,24 @@ class CopySlices : public Node {
 
 }  // namespace
 
-void attach(const Tensor& out, std::shared_ptr<Node> node) {
+void attach(const Tensor& out, std::shared_ptr<Node> node, uint32_t output_nr) {
   // An op's output may share storage with a tensor outside the graph (a reduction viewing its
   // result to drop dims). Its history starts here, so for autograd it is no view of that tensor:
   // in-place changes to it, or to views of it, must rewrite its own history, not the other's.
   std::shared_ptr<TensorImpl>& base = out.impl().view_base;
   if (base && !(base->autograd && base->autograd->requires_grad)) base = nullptr;
-  set_history(out, std::move(node));
+  set_history(out, std::move(node), output_nr);
 }
 
 void check_inplace(const char* name, const Tensor& self) {
   if (!is_grad_enabled()) return;
   AutogradMeta* m = meta_if(self);
+  EMBER_CHECK(!(m && m->multi_output_view && m->grad_fn), "[", name, "] Output ",
+              m ? m->output_nr : 0, " of ", m && m->grad_fn ? m->grad_fn->name() : std::string(),
+              " is a view and is being modified inplace. This view is the output of a function "
+              "that returns multiple views. Such functions do not allow the output views to be "
+              "modified inplace. You should replace the inplace operation by an out-of-place one "
+              "(or clone() the view first).");
   EMBER_CHECK(!(m && m->requires_grad && !m->grad_fn), "[", name,
               "] a leaf Variable that requires "
               "grad is being used in an in-place operation. Change it under ember::NoGradGuard, "

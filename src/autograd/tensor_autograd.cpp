@@ -83,7 +83,45 @@ void Tensor::retain_grad() const {
   auto& m = meta_of(*this);
   if (m.retains_grad) return;
   m.retains_grad = true;
-  fn->retained_grads().push_back(impl_);
+  fn->retained_grads().emplace_back(m.output_nr, impl_);
+}
+
+autograd::HookHandle Tensor::register_hook(std::function<Tensor(const Tensor&)> hook) const {
+  EMBER_CHECK(requires_grad(),
+              "[register_hook] cannot register a hook on a tensor that doesn't require "
+              "gradient; call requires_grad_() on it (or on what it is computed from) first");
+  EMBER_CHECK(hook != nullptr, "[register_hook] the hook is empty");
+  if (auto fn = grad_fn()) {
+    uint64_t id = fn->add_hook(meta_of(*this).output_nr, std::move(hook));
+    return autograd::HookHandle([weak = std::weak_ptr<autograd::Node>(fn), id] {
+      if (auto node = weak.lock()) node->remove_hook(id);
+    });
+  }
+  uint64_t id = autograd::next_hook_id();
+  meta_of(*this).hooks.emplace_back(id, std::move(hook));
+  return autograd::HookHandle([weak = std::weak_ptr<TensorImpl>(impl_), id] {
+    if (auto impl = weak.lock(); impl && impl->autograd)
+      std::erase_if(impl->autograd->hooks, [id](const auto& h) { return h.first == id; });
+  });
+}
+
+autograd::HookHandle Tensor::register_post_accumulate_grad_hook(
+    std::function<void(const Tensor&)> hook) const {
+  EMBER_CHECK(requires_grad(),
+              "[register_post_accumulate_grad_hook] cannot register a hook on a tensor that "
+              "doesn't require gradient; call requires_grad_() on it first");
+  EMBER_CHECK(is_leaf(),
+              "[register_post_accumulate_grad_hook] post accumulate grad hooks cannot be "
+              "registered on non-leaf tensors (they have no grad to accumulate into); use "
+              "register_hook instead");
+  EMBER_CHECK(hook != nullptr, "[register_post_accumulate_grad_hook] the hook is empty");
+  uint64_t id = autograd::next_hook_id();
+  meta_of(*this).post_accumulate_hooks.emplace_back(id, std::move(hook));
+  return autograd::HookHandle([weak = std::weak_ptr<TensorImpl>(impl_), id] {
+    if (auto impl = weak.lock(); impl && impl->autograd)
+      std::erase_if(impl->autograd->post_accumulate_hooks,
+                    [id](const auto& h) { return h.first == id; });
+  });
 }
 
 bool Tensor::retains_grad() const {
