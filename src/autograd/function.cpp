@@ -80,10 +80,8 @@ void set_history(const Tensor& out, std::shared_ptr<Node> node, uint32_t output_
 // incoming one with the view's region replaced by what the op's backward says.
 class CopySlices : public Node {
  public:
-  CopySlices(std::vector<Edge> edges, Shape base_sizes, Shape sizes, Shape strides, int64_t offset,
-             BackwardFn fn)
+  CopySlices(std::vector<Edge> edges, Shape sizes, Shape strides, int64_t offset, BackwardFn fn)
       : Node(std::move(edges)),
-        base_sizes_(std::move(base_sizes)),
         sizes_(std::move(sizes)),
         strides_(std::move(strides)),
         offset_(offset),
@@ -107,7 +105,7 @@ class CopySlices : public Node {
   void release() override { fn_ = nullptr; }
 
  private:
-  Shape base_sizes_, sizes_, strides_;
+  Shape sizes_, strides_;
   int64_t offset_;
   BackwardFn fn_;
 };
@@ -163,8 +161,8 @@ void record_inplace(const char* name, const Tensor& self,
   Tensor base(base_impl);
   std::vector<Edge> edges = collect_edges(&base, others);
   int64_t offset = self.storage_offset() - base.storage_offset();
-  auto node = std::make_shared<CopySlices>(std::move(edges), base.sizes(), self.sizes(),
-                                           self.strides(), offset, std::move(fn));
+  auto node = std::make_shared<CopySlices>(std::move(edges), self.sizes(), self.strides(), offset,
+                                           std::move(fn));
   set_history(base, node);
   // The view now reads the base's new history.
   Shape base_sizes = base.sizes(), sizes = self.sizes(), strides = self.strides();

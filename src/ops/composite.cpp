@@ -1,4 +1,5 @@
-// ops/composite.cpp: ops written with other ops -- var, std, softmax, log_softmax, logsumexp.
+// ops/composite.cpp: var, std and logsumexp written with other ops, and softmax / log_softmax as
+// one fused backend kernel with a recorded backward.
 #include <algorithm>
 #include <limits>
 

@@ -1,5 +1,5 @@
 // ops/scalar_math.h: the scalar function of every element-wise op, usable on host and device.
-// The CPU loops and (later) the CUDA kernels are both instantiated from these functors.
+// The CPU loops and the CUDA kernels are both instantiated from these functors.
 #pragma once
 
 #include <cmath>
