@@ -82,6 +82,17 @@ TEST_P(AutogradTest, ExactGradientsOfActivationsAndReductions) {
   EXPECT_TRUE(tensor_close(t.grad(), value({0.0, 0.5, 0.5})));
 }
 
+// As PyTorch: ops that are differentiable almost nowhere give a zero gradient, not none.
+TEST_P(AutogradTest, SignHasAZeroGradient) {
+  Tensor x = leaf({-2.0, 0.0, 3.0});
+  Tensor y = sign(x);
+  ASSERT_TRUE(y.requires_grad());
+  EXPECT_EQ(y.grad_fn()->name(), "SignBackward0");
+  y.sum().backward();
+  ASSERT_TRUE(x.grad().defined());
+  EXPECT_TRUE(tensor_equal(x.grad(), value({0.0, 0.0, 0.0})));
+}
+
 TEST_P(AutogradTest, GradientsAccumulateAcrossBackwardCalls) {
   Tensor x = leaf({1.0, 2.0});
   (x * x).sum().backward();
