@@ -1,7 +1,6 @@
 // ops/split.cpp: split, split_with_sizes, chunk and unbind -- several views of one tensor, backed
 // by one multi-output autograd node: the gradients of the pieces (zero for pieces that got none)
 // are joined back into one gradient of the input.
-#include <string>
 #include <vector>
 
 #include "autograd/function.h"
@@ -13,12 +12,6 @@
 namespace ember {
 
 namespace {
-
-std::string sizes_str(const std::vector<int64_t>& sizes) {
-  std::string s = "[";
-  for (size_t i = 0; i < sizes.size(); ++i) s += (i ? ", " : "") + std::to_string(sizes[i]);
-  return s + "]";
-}
 
 // What backward needs of the pieces: their shapes, dtype and device (not the pieces themselves,
 // which hold the node: that would be a cycle).
@@ -51,12 +44,12 @@ std::vector<Tensor> split_with_sizes(const Tensor& x, const std::vector<int64_t>
     EMBER_CHECK(s >= 0,
                 "[split_with_sizes] expects split_sizes have only non-negative entries, "
                 "but got split_sizes=",
-                sizes_str(split_sizes));
+                shape_str(split_sizes));
     total += s;
   }
   EMBER_CHECK(total == size, "[split_with_sizes] expects split_sizes to sum exactly to ", size,
               " (input tensor's size at dimension ", dim,
-              "), but got split_sizes=", sizes_str(split_sizes));
+              "), but got split_sizes=", shape_str(split_sizes));
   std::vector<Tensor> pieces;
   pieces.reserve(split_sizes.size());
   int64_t start = 0;

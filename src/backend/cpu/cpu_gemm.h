@@ -63,12 +63,6 @@ const GemmKernel<double>& gemm_kernel<double>(CpuIsa isa);
 template <class T>
 void gemm(const GemmKernel<T>& kernel, const GemmArgs<T>& g, int threads);
 
-// The same with the kernel of cpu_isa().
-template <class T>
-void gemm(const GemmArgs<T>& g, int threads) {
-  gemm(gemm_kernel<T>(cpu_isa()), g, threads);
-}
-
 // The kernels of each level (defined, constant-initialized, in cpu_gemm_avx512.cpp,
 // cpu_gemm_avx2.cpp and cpu_gemm_baseline.cpp).
 extern const GemmKernel<float> kGemmAvx512F32, kGemmAvx2F32, kGemmBaselineF32;
