@@ -10,6 +10,7 @@
 
 #include "ember/autograd.h"
 #include "ember/creation.h"
+#include "ember/settings.h"
 #include "ember/tensor.h"
 
 namespace ember {
@@ -122,16 +123,10 @@ Tensor softmax(const Tensor& x, int64_t dim);
 Tensor log_softmax(const Tensor& x, int64_t dim);
 Tensor logsumexp(const Tensor& x, const Shape& dims, bool keepdim = false);
 
-// --- linear algebra (OpenBLAS on the CPU); operands must share a dtype.
+// --- linear algebra (ember's own GEMM on the CPU, cuBLAS on CUDA); operands must share a dtype.
 Tensor matmul(const Tensor& a, const Tensor& b);  // torch.matmul's 1-D, 2-D and batched rules
 Tensor mm(const Tensor& a, const Tensor& b);      // a: (n, k), b: (k, m) -> (n, m)
 Tensor bmm(const Tensor& a, const Tensor& b);     // a: (B, n, k), b: (B, k, m) -> (B, n, m)
-// torch.set_float32_matmul_precision: "highest" (the default) computes float32 matrix products
-// in full float32; "high" and "medium" let CUDA use TensorFloat-32 tensor cores (inputs rounded
-// to a 10-bit mantissa, float32 accumulation), for matmul, bmm, linear and convolution alike.
-// CPU products are unaffected. Any other value throws an Error.
-void set_float32_matmul_precision(const std::string& precision);
-std::string get_float32_matmul_precision();
 
 // --- several views at once (torch.split, split_with_sizes, chunk, unbind). One autograd node
 // backs all the pieces, so their gradients (zero for pieces that get none) meet in one backward;
@@ -154,17 +149,5 @@ Tensor gather(const Tensor& x, int64_t dim, const Tensor& index);
 Tensor scatter_add(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& src);
 // indices: int64 class indices -> (..., num_classes) int64; num_classes -1 means max + 1.
 Tensor one_hot(const Tensor& indices, int64_t num_classes = -1);
-
-// --- threads used by CPU kernels
-void set_num_threads(int n);
-int get_num_threads();
-// The x86 instruction-set level the CPU kernels run at (torch.backends.cpu.get_cpu_capability):
-// "avx512", "avx2" (AVX2 + FMA) or "baseline" -- the best this CPU supports, capped by the
-// environment variable EMBER_CPU_ISA=avx512|avx2|baseline, read once. Any other value of
-// EMBER_CPU_ISA makes the first CPU op throw an Error that names it.
-std::string get_cpu_capability();
-// torch.set_flush_denormal: treat subnormal floats as zero on the CPU (much faster where values
-// decay towards zero, e.g. Adam's moments of unused weights). Returns false where unsupported.
-bool set_flush_denormal(bool on);
 
 }  // namespace ember

@@ -7,7 +7,7 @@
 #include "autograd/engine.h"
 #include "autograd/function.h"
 #include "core/host_allocator.h"
-#include "ember/ops.h"
+#include "core/make_tensor.h"
 
 namespace ember::autograd {
 
@@ -144,7 +144,7 @@ void run_backward(const std::vector<Edge>& roots, const std::vector<Tensor>& roo
   auto send = [](const Edge& e, const Tensor& g) {
     if (!g.defined()) return;
     Tensor& b = e.fn->pass_grads()[e.input_nr];
-    b = b.defined() ? b + g : g;
+    b = b.defined() ? b.add(g) : g;
   };
   std::priority_queue<std::shared_ptr<Node>, std::vector<std::shared_ptr<Node>>, LaterFirst> ready;
   for (size_t i = 0; i < roots.size(); ++i)
@@ -212,7 +212,8 @@ void collect_roots(const std::vector<Tensor>& outputs, const std::vector<Tensor>
                   "outputs; this output has shape ",
                   shape_str(out.sizes()),
                   ". Pass a gradient of the same shape, or reduce it (e.g. .sum()) first.");
-      g = ones_like(out);
+      g = make_tensor(out.sizes(), out.dtype(), out.device());
+      g.fill_(1);
     } else {
       EMBER_CHECK_KIND(Shape, g.sizes() == out.sizes(),
                        "[backward] Mismatch in shape: grad_output[", i, "] has a shape of ",

@@ -6,7 +6,6 @@
 #include "autograd/engine.h"
 #include "core/make_tensor.h"
 #include "core/shape.h"
-#include "ember/ops.h"
 
 namespace ember::autograd {
 
@@ -55,7 +54,7 @@ Tensor sum_to(const Tensor& grad, const Shape& shape) {
   Shape dims;
   for (int64_t d = 0; d < grad.dim(); ++d)
     if (d < lead || (shape[d - lead] == 1 && grad.size(d) != 1)) dims.push_back(d);
-  Tensor r = dims.empty() ? grad : sum(grad, dims, true);
+  Tensor r = dims.empty() ? grad : grad.sum(dims, true);
   return r.view(shape);
 }
 
@@ -170,7 +169,8 @@ void record_inplace(const char* name, const Tensor& self,
                         "AsStridedBackward0", std::vector<Edge>{Edge{node, 0}},
                         [base_sizes, sizes, strides, offset, dev = base.device(),
                          dtype = base.dtype()](const Tensor& g) -> std::vector<Tensor> {
-                          Tensor r = zeros(base_sizes, {.dtype = dtype, .device = dev});
+                          Tensor r = make_tensor(base_sizes, dtype, dev);
+                          r.zero_();
                           make_view(r, sizes, strides, offset).copy_(g);
                           return {r};
                         }));

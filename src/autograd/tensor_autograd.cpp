@@ -2,7 +2,6 @@
 #include "autograd/function.h"
 #include "autograd/meta.h"
 #include "core/host_allocator.h"
-#include "ember/ops.h"
 
 namespace ember {
 

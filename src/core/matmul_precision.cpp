@@ -7,7 +7,7 @@
 #include <string>
 
 #include "ember/error.h"
-#include "ember/ops.h"
+#include "ember/settings.h"
 
 namespace ember {
 

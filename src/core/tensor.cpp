@@ -1,7 +1,7 @@
-// core/tensor.cpp: tensor allocation, host access, copies and moves between devices and dtypes.
+// core/tensor.cpp: tensor allocation, host access, and the data copies between devices and dtypes
+// (copy_data: no autograd; the recorded copies, to() and copy_(), are ops: ops/copy.cpp).
 #include <cstring>
 
-#include "autograd/function.h"
 #include "core/backend.h"
 #include "core/host_allocator.h"
 #include "core/make_tensor.h"
@@ -91,20 +91,6 @@ Scalar Tensor::item() const {
   });
 }
 
-Tensor Tensor::to(Device device, DType dtype, bool non_blocking, bool copy) const {
-  Device target = device == this->device() ? device : resolve_device(device);
-  if (target == this->device() && dtype == this->dtype() && !copy) return *this;
-  Tensor out = make_tensor(sizes(), dtype, target);
-  out.copy_(*this, non_blocking);
-  return out;
-}
-Tensor Tensor::to(Device device, bool non_blocking, bool copy) const {
-  return to(device, dtype(), non_blocking, copy);
-}
-Tensor Tensor::to(DType dtype, bool non_blocking, bool copy) const {
-  return to(device(), dtype, non_blocking, copy);
-}
-
 Tensor Tensor::pin_memory() const {
   EMBER_CHECK_KIND(Device, is_cpu(), "[pin_memory] only CPU tensors can be pinned, this one is on ",
                    device());
@@ -131,32 +117,6 @@ Tensor Tensor::converted(const Tensor& src, const Shape& sizes, DType dtype,
   Tensor out = make_tensor(sizes, dtype, device.value_or(src.device()));
   out.copy_data(src, false);
   return out;
-}
-
-Tensor Tensor::clone() const {
-  Tensor out = make_tensor(sizes(), dtype(), device());
-  out.copy_(*this);
-  return out;
-}
-
-Tensor Tensor::contiguous() const {
-  return is_contiguous() ? *this : clone();
-}
-
-Tensor& Tensor::copy_(const Tensor& src, bool non_blocking) {
-  EMBER_CHECK_KIND(Shape, broadcast_shape("copy_", sizes(), src.sizes()) == sizes(),
-                   "[copy_] source of shape ", shape_str(src.sizes()),
-                   " can't be broadcast to the destination shape ", shape_str(sizes()));
-  storage()->bump_version();
-  autograd::record_inplace(
-      "CopyBackwards", *this, {&src},
-      [src_sizes = src.sizes(), src_device = src.device(),
-       src_dtype = src.dtype()](const Tensor& g) -> std::vector<Tensor> {
-        return {Tensor(), autograd::sum_to(g, src_sizes).to(src_device, src_dtype)};
-      });
-  autograd::NoGradGuard no_grad;
-  copy_data(src, non_blocking);
-  return *this;
 }
 
 void Tensor::copy_data(const Tensor& src, bool non_blocking) const {

@@ -1,8 +1,8 @@
 // nn/normalization.cpp: batch_norm (batch statistics with in-place running-stat updates while
 // training, running statistics otherwise) and dropout2d, composed from tensor ops.
-#include "core/make_tensor.h"
 #include "ember/nn/functional.h"
 #include "ember/ops.h"
+#include "ops/op_helpers.h"
 
 namespace ember::nn::functional {
 

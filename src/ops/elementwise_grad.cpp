@@ -58,7 +58,7 @@ struct UnaryUses {
 };
 constexpr UnaryUses kUnaryUses[] = {
 #define EMBER_UNARY(Name, name, Fn, kind, grad) {mentions(#grad, 'x'), mentions(#grad, 'y')},
-#include "ops/unary_ops.def"
+#include "kernels/unary_ops.def"
 #undef EMBER_UNARY
 };
 
@@ -70,7 +70,7 @@ constexpr BinaryUses kBinaryUses[][2] = {
 #define EMBER_BINARY(Name, name, Fn, kind, grad_a, grad_b)                   \
   {{mentions(#grad_a, 'a'), mentions(#grad_a, 'b'), mentions(#grad_a, 'y')}, \
    {mentions(#grad_b, 'a'), mentions(#grad_b, 'b'), mentions(#grad_b, 'y')}},
-#include "ops/binary_ops.def"
+#include "kernels/binary_ops.def"
 #undef EMBER_BINARY
 };
 
@@ -106,7 +106,7 @@ void record_unary(UnaryOp op, const Tensor& x, const Tensor& out, const UnaryPar
   case UnaryOp::Name:                           \
     r = (grad);                                 \
     break;
-#include "ops/unary_ops.def"
+#include "kernels/unary_ops.def"
 #undef EMBER_UNARY
                      }
                      return {info.fit(r)};
@@ -132,7 +132,7 @@ void record_binary(BinaryOp op, const Tensor& a0, const Tensor& b0, const Tensor
     if (ia.requires_grad) ra = (grad_a);                   \
     if (ib.requires_grad) rb = (grad_b);                   \
     break;
-#include "ops/binary_ops.def"
+#include "kernels/binary_ops.def"
 #undef EMBER_BINARY
         }
         return std::vector<Tensor>{ia.fit(ra), ib.fit(rb)};

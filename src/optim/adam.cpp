@@ -6,7 +6,7 @@
 #include <cmath>
 
 #include "ember/ops.h"
-#include "optim/param_update.h"
+#include "ops/fused_optimizer.h"
 
 namespace ember::optim {
 

@@ -3,7 +3,7 @@
 #include "ember/optim/sgd.h"
 
 #include "ember/ops.h"
-#include "optim/param_update.h"
+#include "ops/fused_optimizer.h"
 
 namespace ember::optim {
 

@@ -9,8 +9,7 @@
 #include "backend/cpu/cpu_isa.h"
 #include "backend/cpu/cpu_loops.h"
 #include "core/host_allocator.h"
-#include "ember/ops.h"
-#include "ops/scalar_math.h"
+#include "kernels/scalar_math.h"
 
 namespace ember {
 

@@ -6,7 +6,7 @@
 
 #include "backend/cpu/cpu_isa.h"
 #include "core/backend.h"
-#include "ember/ops.h"
+#include "ember/settings.h"
 
 namespace ember {
 

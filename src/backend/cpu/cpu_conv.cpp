@@ -8,7 +8,7 @@
 
 #include "backend/cpu/cpu_backend.h"
 #include "backend/cpu/cpu_loops.h"
-#include "ops/op_tables.h"
+#include "kernels/op_tables.h"
 
 namespace ember {
 

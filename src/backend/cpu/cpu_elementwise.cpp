@@ -2,7 +2,7 @@
 #include "backend/cpu/cpu_backend.h"
 #include "backend/cpu/cpu_loops.h"
 #include "backend/cpu/cpu_vec_math.h"
-#include "ops/scalar_math.h"
+#include "kernels/scalar_math.h"
 
 namespace ember {
 
@@ -117,7 +117,7 @@ void CpuBackend::unary(UnaryOp op, const View& dst, const View& src, const Unary
     dispatch_kind<OpKind::kind>(                                                                 \
         src.dtype, #name, [&]<class T>() { unary_loop<math::Fn, T>(dst, src, math::Fn{{p}}); }); \
     return;
-#include "ops/unary_ops.def"
+#include "kernels/unary_ops.def"
 #undef EMBER_UNARY
   }
 }
@@ -129,7 +129,7 @@ void CpuBackend::binary(BinaryOp op, const View& dst, const View& a, const View&
     dispatch_kind<OpKind::kind>(                                                              \
         a.dtype, #name, [&]<class T>() { binary_loop<math::Fn, T>(dst, a, b, math::Fn{}); }); \
     return;
-#include "ops/binary_ops.def"
+#include "kernels/binary_ops.def"
 #undef EMBER_BINARY
   }
 }

@@ -5,7 +5,7 @@
 #include "backend/cpu/cpu_backend.h"
 #include "backend/cpu/cpu_isa.h"
 #include "backend/cpu/cpu_loops.h"
-#include "backend/optim_update.h"
+#include "kernels/optim_update.h"
 
 namespace ember {
 

@@ -4,7 +4,7 @@
 
 #include "backend/cpu/cpu_backend.h"
 #include "backend/cpu/cpu_loops.h"
-#include "core/philox.h"
+#include "kernels/philox.h"
 
 namespace ember {
 

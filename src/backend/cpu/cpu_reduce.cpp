@@ -10,7 +10,7 @@
 #include "backend/cpu/cpu_backend.h"
 #include "backend/cpu/cpu_isa.h"
 #include "backend/cpu/cpu_loops.h"
-#include "backend/reduce_common.h"
+#include "kernels/reduce_common.h"
 
 namespace ember {
 

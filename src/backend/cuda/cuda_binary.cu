@@ -1,9 +1,9 @@
 // backend/cuda/cuda_binary.cu: binary element-wise kernels and where, instantiated from
-// ops/binary_ops.def and ops/scalar_math.h. Contiguous operands take a vectorized kernel,
+// kernels/binary_ops.def and kernels/scalar_math.h. Contiguous operands take a vectorized kernel,
 // broadcast and strided ones the generic strided kernel.
 #include "backend/cuda/cuda_kernels.h"
 #include "backend/cuda/cuda_loops.cuh"
-#include "ops/scalar_math.h"
+#include "kernels/scalar_math.h"
 
 namespace ember::cuda_detail {
 
@@ -79,7 +79,7 @@ void launch_binary(BinaryOp op, const View& dst, const View& a, const View& b) {
     dispatch_kind<OpKind::kind>(                                                               \
         a.dtype, #name, [&]<class T>() { binary_typed<math::Fn, T>(dst, a, b, math::Fn{}); }); \
     return;
-#include "ops/binary_ops.def"
+#include "kernels/binary_ops.def"
 #undef EMBER_BINARY
   }
 }

@@ -5,7 +5,7 @@
 // whose maximum it was (deterministic too).
 #include "backend/cuda/cuda_kernels.h"
 #include "backend/cuda/cuda_loops.cuh"
-#include "ops/op_tables.h"
+#include "kernels/op_tables.h"
 
 namespace ember::cuda_detail {
 

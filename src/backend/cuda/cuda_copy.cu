@@ -2,7 +2,7 @@
 // fills. A dense copy of one dtype is a cudaMemcpyAsync; everything else one strided kernel.
 #include "backend/cuda/cuda_kernels.h"
 #include "backend/cuda/cuda_loops.cuh"
-#include "ops/scalar_math.h"
+#include "kernels/scalar_math.h"
 
 namespace ember::cuda_detail {
 

@@ -15,9 +15,9 @@
 #include "backend/cuda/cuda_capture.h"
 #include "backend/cuda/cuda_kernels.h"
 #include "backend/cuda/cuda_loops.cuh"
-#include "backend/gemm_layout.h"
 #include "core/matmul_precision.h"
 #include "ember/cuda.h"
+#include "kernels/gemm_layout.h"
 
 namespace ember::cuda_detail {
 

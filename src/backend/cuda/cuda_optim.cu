@@ -1,12 +1,12 @@
 // backend/cuda/cuda_optim.cu: fused multi-tensor SGD and Adam/AdamW steps. One launch updates up
 // to kTensorsPerLaunch parameters of one dtype (blockIdx.y picks the parameter), with the CPU's
-// per-element updates (backend/optim_update.h).
+// per-element updates (kernels/optim_update.h).
 #include <cmath>
 #include <vector>
 
 #include "backend/cuda/cuda_kernels.h"
 #include "backend/cuda/cuda_loops.cuh"
-#include "backend/optim_update.h"
+#include "kernels/optim_update.h"
 
 namespace ember::cuda_detail {
 

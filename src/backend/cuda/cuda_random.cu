@@ -1,5 +1,5 @@
 // backend/cuda/cuda_random.cu: uniform, normal and integer random fills from the same Philox
-// counters as the CPU (core/philox.h, backend/cpu/cpu_random.cpp): one thread per counter, the
+// counters as the CPU (kernels/philox.h, backend/cpu/cpu_random.cpp): one thread per counter, the
 // CPU's order of operations with explicitly rounded double arithmetic (no fused multiply-add), so
 // uniform and integer draws are bit-identical to the CPU's. Normal draws go through the GPU's
 // log/sin/cos, which may differ from the host's in the last bits.
@@ -8,7 +8,7 @@
 
 #include "backend/cuda/cuda_kernels.h"
 #include "backend/cuda/cuda_loops.cuh"
-#include "core/philox.h"
+#include "kernels/philox.h"
 
 namespace ember::cuda_detail {
 

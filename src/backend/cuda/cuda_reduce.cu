@@ -7,8 +7,8 @@
 
 #include "backend/cuda/cuda_kernels.h"
 #include "backend/cuda/cuda_loops.cuh"
-#include "backend/reduce_common.h"
-#include "ops/scalar_math.h"
+#include "kernels/reduce_common.h"
+#include "kernels/scalar_math.h"
 
 namespace ember::cuda_detail {
 

@@ -1,9 +1,9 @@
-// backend/cuda/cuda_unary.cu: unary element-wise kernels, instantiated from ops/unary_ops.def and
-// the functors of ops/scalar_math.h (the same ones the CPU runs). Contiguous operands take a
-// vectorized kernel (16-byte loads), everything else one generic strided kernel.
+// backend/cuda/cuda_unary.cu: unary element-wise kernels, instantiated from kernels/unary_ops.def
+// and the functors of kernels/scalar_math.h (the same ones the CPU runs). Contiguous operands take
+// a vectorized kernel (16-byte loads), everything else one generic strided kernel.
 #include "backend/cuda/cuda_kernels.h"
 #include "backend/cuda/cuda_loops.cuh"
-#include "ops/scalar_math.h"
+#include "kernels/scalar_math.h"
 
 namespace ember::cuda_detail {
 
@@ -64,7 +64,7 @@ void launch_unary(UnaryOp op, const View& dst, const View& src, const UnaryParam
     dispatch_kind<OpKind::kind>(                                                                  \
         src.dtype, #name, [&]<class T>() { unary_typed<math::Fn, T>(dst, src, math::Fn{{p}}); }); \
     return;
-#include "ops/unary_ops.def"
+#include "kernels/unary_ops.def"
 #undef EMBER_UNARY
   }
 }

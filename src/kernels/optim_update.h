@@ -1,12 +1,12 @@
-// backend/optim_update.h: one element of the fused SGD and Adam/AdamW updates, with PyTorch's
+// kernels/optim_update.h: one element of the fused SGD and Adam/AdamW updates, with PyTorch's
 // order of operations, shared by the CPU loops and the CUDA kernel. The coefficients are
 // converted from the step's doubles once per call (or thread), not per element.
 #pragma once
 
 #include <cmath>
 
-#include "core/backend.h"
-#include "ops/scalar_math.h"
+#include "kernels/op_params.h"
+#include "kernels/scalar_math.h"
 
 namespace ember::optim_update {
 

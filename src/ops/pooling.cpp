@@ -1,4 +1,4 @@
-// nn/pooling.cpp: max_pool2d (the backend's window maxima and their input positions, whose
+// ops/pooling.cpp: max_pool2d (the backend's window maxima and their input positions, whose
 // backward adds the gradient there), avg_pool2d (window sums over unfolded columns) and
 // adaptive_avg_pool2d (two averaging matrices), with PyTorch's output sizes, ceil_mode and
 // padding rules.
@@ -9,7 +9,7 @@
 #include "autograd/function.h"
 #include "core/make_tensor.h"
 #include "ember/ops.h"
-#include "nn/image_ops.h"
+#include "ops/image_ops.h"
 
 namespace ember::nn::functional {
 

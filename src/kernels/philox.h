@@ -1,4 +1,4 @@
-// core/philox.h: the Philox 4x32-10 counter-based generator (Salmon et al., SC'11), host and
+// kernels/philox.h: the Philox 4x32-10 counter-based generator (Salmon et al., SC'11), host and
 // device. Element i of a random op draws from counter (offset + i / per_call), so any thread or
 // GPU block can compute its own numbers and results do not depend on how work is split.
 #pragma once
@@ -6,7 +6,9 @@
 #include <cmath>
 #include <cstdint>
 
-#include "ops/scalar_math.h"
+#include "ember/dtype.h"
+#include "kernels/op_params.h"
+#include "kernels/scalar_math.h"
 
 namespace ember::philox {
 

@@ -1,4 +1,4 @@
-// core/dtype.cpp: dtype and scalar names.
+// base/dtype.cpp: dtype and scalar names.
 #include "ember/dtype.h"
 
 #include <ostream>

@@ -1,4 +1,4 @@
-// backend/gemm_layout.h: how a BLAS (cuBLAS on CUDA) reads a strided
+// kernels/gemm_layout.h: how a BLAS (cuBLAS on CUDA) reads a strided
 // row-major matrix without a copy -- as it is with a leading dimension, or as a transpose.
 #pragma once
 

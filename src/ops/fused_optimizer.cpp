@@ -1,8 +1,10 @@
-// optim/param_update.cpp: hands parameter updates to the backends' fused optimizer_step.
-#include "optim/param_update.h"
+// ops/fused_optimizer.cpp: hands parameter updates to the backends' fused optimizer_step.
+#include "ops/fused_optimizer.h"
 
 #include <algorithm>
 #include <optional>
+
+#include "core/backend.h"
 
 namespace ember::optim::detail {
 

@@ -1,4 +1,4 @@
-// backend/reduce_common.h: what the CPU and CUDA reductions share, usable on host and device --
+// kernels/reduce_common.h: what the CPU and CUDA reductions share, usable on host and device --
 // groups of dims (kept or reduced) merged where contiguous, and Sum, Prod, Max and Min as an
 // accumulator type, identity, step and merge with PyTorch's NaN and integer-overflow rules.
 #pragma once
@@ -7,9 +7,10 @@
 #include <limits>
 #include <type_traits>
 
-#include "core/backend.h"
 #include "ember/error.h"
-#include "ops/scalar_math.h"
+#include "kernels/op_params.h"
+#include "kernels/scalar_math.h"
+#include "kernels/view.h"
 
 namespace ember::reduce_detail {
 

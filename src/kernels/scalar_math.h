@@ -1,4 +1,4 @@
-// ops/scalar_math.h: the scalar function of every element-wise op, usable on host and device.
+// kernels/scalar_math.h: the scalar function of every element-wise op, usable on host and device.
 // The CPU loops and the CUDA kernels are both instantiated from these functors.
 #pragma once
 
@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "ops/op_tables.h"
+#include "kernels/op_tables.h"
 
 #if defined(__CUDACC__)
 #define EMBER_HOST_DEVICE __host__ __device__

@@ -1,4 +1,4 @@
-// core/error.cpp: throwing ember::Error.
+// base/error.cpp: throwing ember::Error.
 #include "ember/error.h"
 
 namespace ember {

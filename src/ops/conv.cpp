@@ -1,14 +1,12 @@
-// nn/conv.cpp: conv2d as im2col + GEMM with a hand-written backward (col2im for the input's
+// ops/conv.cpp: conv2d as im2col + GEMM with a hand-written backward (col2im for the input's
 // gradient, GEMMs for the weight's and the bias's), and the im2col / col2im tensor operations the
 // pooling layers share.
 #include "autograd/function.h"
 #include "core/make_tensor.h"
 #include "ember/ops.h"
-#include "nn/image_ops.h"
+#include "ops/image_ops.h"
 
-namespace ember::nn {
-
-namespace image {
+namespace ember::image {
 
 Tensor as_batched(const char* op, const Tensor& input) {
   EMBER_CHECK_KIND(Shape, input.dim() == 3 || input.dim() == 4, "[", op,
@@ -50,9 +48,9 @@ Tensor unfold(const Tensor& image, const Conv2dGeometry& g) {
   return cols;
 }
 
-}  // namespace image
+}  // namespace ember::image
 
-namespace functional {
+namespace ember::nn::functional {
 
 namespace {
 
@@ -177,6 +175,4 @@ Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias,
   return out;
 }
 
-}  // namespace functional
-
-}  // namespace ember::nn
+}  // namespace ember::nn::functional

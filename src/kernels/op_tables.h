@@ -1,4 +1,4 @@
-// ops/op_tables.h: enums and per-op facts generated from unary_ops.def and binary_ops.def.
+// kernels/op_tables.h: enums and per-op facts generated from unary_ops.def and binary_ops.def.
 #pragma once
 
 #include <cstdint>
@@ -12,46 +12,46 @@ enum class OpKind : uint8_t { Any, Float, Bool, Compare, Logical };
 
 enum class UnaryOp : uint8_t {
 #define EMBER_UNARY(Name, name, Fn, kind, ...) Name,
-#include "ops/unary_ops.def"
+#include "kernels/unary_ops.def"
 #undef EMBER_UNARY
 };
 
 enum class BinaryOp : uint8_t {
 #define EMBER_BINARY(Name, name, Fn, kind, ...) Name,
-#include "ops/binary_ops.def"
+#include "kernels/binary_ops.def"
 #undef EMBER_BINARY
 };
 
 inline constexpr const char* kUnaryNames[] = {
 #define EMBER_UNARY(Name, name, Fn, kind, ...) #name,
-#include "ops/unary_ops.def"
+#include "kernels/unary_ops.def"
 #undef EMBER_UNARY
 };
 inline constexpr OpKind kUnaryKinds[] = {
 #define EMBER_UNARY(Name, name, Fn, kind, ...) OpKind::kind,
-#include "ops/unary_ops.def"
+#include "kernels/unary_ops.def"
 #undef EMBER_UNARY
 };
 inline constexpr const char* kBinaryNames[] = {
 #define EMBER_BINARY(Name, name, Fn, kind, ...) #name,
-#include "ops/binary_ops.def"
+#include "kernels/binary_ops.def"
 #undef EMBER_BINARY
 };
 inline constexpr OpKind kBinaryKinds[] = {
 #define EMBER_BINARY(Name, name, Fn, kind, ...) OpKind::kind,
-#include "ops/binary_ops.def"
+#include "kernels/binary_ops.def"
 #undef EMBER_BINARY
 };
 
 // grad_fn names, as PyTorch's: "ExpBackward0".
 inline constexpr const char* kUnaryBackwardNames[] = {
 #define EMBER_UNARY(Name, name, Fn, kind, ...) #Name "Backward0",
-#include "ops/unary_ops.def"
+#include "kernels/unary_ops.def"
 #undef EMBER_UNARY
 };
 inline constexpr const char* kBinaryBackwardNames[] = {
 #define EMBER_BINARY(Name, name, Fn, kind, ...) #Name "Backward0",
-#include "ops/binary_ops.def"
+#include "kernels/binary_ops.def"
 #undef EMBER_BINARY
 };
 

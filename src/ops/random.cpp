@@ -1,10 +1,10 @@
-// core/random.cpp: default generators per device and the random tensor factories.
+// ops/random.cpp: default generators per device and the random tensor factories.
 #include <map>
 #include <mutex>
 
 #include "autograd/function.h"
-#include "core/philox.h"
 #include "ember/cuda.h"
+#include "kernels/philox.h"
 #include "ops/op_helpers.h"
 
 namespace ember {

@@ -1,11 +1,12 @@
-// optim/param_update.h: what SGD and Adam share -- gathering the parameters that have gradients
-// and handing them to the device's fused optimizer_step, one call per device and dtype.
+// ops/fused_optimizer.h: the fused optimizer update as an op (PyTorch's _fused_sgd_ / _fused_adam_)
+// -- what SGD and Adam share: checking gradients, then one backend optimizer_step per device and
+// dtype over every parameter.
 #pragma once
 
 #include <vector>
 
-#include "core/backend.h"
-#include "ember/optim/optimizer.h"
+#include "ember/tensor.h"
+#include "kernels/op_params.h"
 
 namespace ember::optim::detail {
 

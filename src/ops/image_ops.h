@@ -1,11 +1,11 @@
-// nn/image_ops.h: what the image layers (conv.cpp, pooling.cpp) share -- batching of unbatched
+// ops/image_ops.h: what the image layers (conv.cpp, pooling.cpp) share -- batching of unbatched
 // inputs, window geometry checks, and im2col / col2im as tensor operations.
 #pragma once
 
 #include "core/backend.h"
-#include "ember/nn/functional.h"
+#include "ember/nn_ops.h"
 
-namespace ember::nn::image {
+namespace ember::image {
 
 // input (N, C, H, W) as it is, or (C, H, W) as a batch of one; throws naming `op` for other
 // ranks.
@@ -21,4 +21,4 @@ Tensor col2im(const Tensor& cols, const Conv2dGeometry& g);
 // im2col recorded for autograd (its gradient is col2im).
 Tensor unfold(const Tensor& image, const Conv2dGeometry& g);
 
-}  // namespace ember::nn::image
+}  // namespace ember::image

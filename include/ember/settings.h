@@ -1,0 +1,28 @@
+// ember/settings.h: process-wide controls of how kernels run -- CPU threads, the CPU's
+// instruction-set level, flushing denormals, and the float32 matmul precision.
+#pragma once
+
+#include <string>
+
+namespace ember {
+
+// Threads used by CPU kernels.
+void set_num_threads(int n);
+int get_num_threads();
+// The x86 instruction-set level the CPU kernels run at (torch.backends.cpu.get_cpu_capability):
+// "avx512", "avx2" (AVX2 + FMA) or "baseline" -- the best this CPU supports, capped by the
+// environment variable EMBER_CPU_ISA=avx512|avx2|baseline, read once. Any other value of
+// EMBER_CPU_ISA makes the first CPU op throw an Error that names it.
+std::string get_cpu_capability();
+// torch.set_flush_denormal: treat subnormal floats as zero on the CPU (much faster where values
+// decay towards zero, e.g. Adam's moments of unused weights). Returns false where unsupported.
+bool set_flush_denormal(bool on);
+
+// torch.set_float32_matmul_precision: "highest" (the default) computes float32 matrix products
+// in full float32; "high" and "medium" let CUDA use TensorFloat-32 tensor cores (inputs rounded
+// to a 10-bit mantissa, float32 accumulation), for matmul, bmm, linear and convolution alike.
+// CPU products are unaffected. Any other value throws an Error.
+void set_float32_matmul_precision(const std::string& precision);
+std::string get_float32_matmul_precision();
+
+}  // namespace ember

@@ -1,0 +1,46 @@
+// kernels/op_params.h: what backend ops take besides views -- reduction, random and optimizer
+// kinds, the optimizer step's coefficients and the convolution window geometry.
+#pragma once
+
+#include <cstdint>
+
+#include "ember/dtype.h"
+
+namespace ember {
+
+enum class ReduceOp { Sum, Prod, Max, Min, ArgMax, ArgMin };
+
+enum class RandomKind { Uniform, Normal, RandInt };
+
+// Philox counters a random fill of n elements consumes: four float32 or two float64 draws per
+// counter, one counter per integer.
+inline uint64_t random_counters(RandomKind kind, DType dtype, int64_t n) {
+  uint64_t per = kind == RandomKind::RandInt ? 1 : dtype == kFloat32 ? 4 : 2;
+  return (static_cast<uint64_t>(n) + per - 1) / per;
+}
+
+// One fused optimizer update (see optimizer_step).
+enum class OptimizerKind { SGD, Adam };
+struct OptimizerStep {
+  OptimizerKind kind = OptimizerKind::SGD;
+  double lr = 0, weight_decay = 0;
+  bool maximize = false;
+  // SGD
+  double momentum = 0, dampening = 0;
+  bool nesterov = false, first_step = false;
+  // Adam / AdamW
+  double beta1 = 0.9, beta2 = 0.999, eps = 1e-8, bias_correction1 = 1, bias_correction2 = 1;
+  bool amsgrad = false, decoupled_weight_decay = false;
+};
+
+// Where the kh x kw windows of a 2-D convolution or pooling sit on one (H, W) image plane: the
+// window at output (oy, ox) covers rows oy * stride_h - pad_h + ki * dilation_h (ki < kernel_h),
+// and likewise columns. Positions outside the image read as 0.
+struct Conv2dGeometry {
+  int64_t batch = 1, channels = 1, height = 1, width = 1;
+  int64_t kernel_h = 1, kernel_w = 1, stride_h = 1, stride_w = 1;
+  int64_t pad_h = 0, pad_w = 0, dilation_h = 1, dilation_w = 1;
+  int64_t out_h = 1, out_w = 1;
+};
+
+}  // namespace ember

@@ -1,0 +1,35 @@
+// ops/linear.cpp: F::linear -- y = x weight^T + bias, one autograd node for 2-D input.
+#include "autograd/function.h"
+#include "ember/nn_ops.h"
+#include "ember/ops.h"
+
+namespace ember::nn::functional {
+
+// x (N, in), weight (out, in), bias (out) -> (N, out) as one node (PyTorch's AddmmBackward0):
+// backward is g @ weight, g^T @ x and g summed over the batch. Other ranks go through matmul.
+Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
+  if (x.dim() != 2 || weight.dim() != 2 || (bias.defined() && bias.dim() != 1)) {
+    Tensor y = matmul(x, weight.t());
+    return bias.defined() ? y + bias : y;
+  }
+  Tensor y;
+  {
+    NoGradGuard no_grad;
+    y = mm(x, weight.t());
+    if (bias.defined()) y.add_(bias);
+  }
+  auto backward = [sx = autograd::SavedTensor(x), sw = autograd::SavedTensor(weight),
+                   x_grad = x.requires_grad(), w_grad = weight.requires_grad(),
+                   b_grad = bias.defined() && bias.requires_grad()](const Tensor& g) {
+    return std::vector<Tensor>{x_grad ? mm(g, sw.unpack()) : Tensor(),
+                               w_grad ? mm(g.t(), sx.unpack()) : Tensor(),
+                               b_grad ? sum(g, {0}) : Tensor()};
+  };
+  if (bias.defined())
+    autograd::record("AddmmBackward0", {&x, &weight, &bias}, y, std::move(backward));
+  else
+    autograd::record("MmBackward0", {&x, &weight}, y, std::move(backward));
+  return y;
+}
+
+}  // namespace ember::nn::functional
