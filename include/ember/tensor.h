@@ -48,6 +48,9 @@ struct TensorImpl {
 };
 
 class Tensor;
+namespace detail {
+using TensorPair = std::tuple<Tensor, Tensor>;  // (values, indices) of max and min over a dim
+}  // namespace detail
 namespace cuda {
 class Stream;
 }  // namespace cuda
@@ -197,97 +200,25 @@ class Tensor {
   Tensor slice(int64_t dim, std::optional<int64_t> start = std::nullopt,
                std::optional<int64_t> end = std::nullopt, int64_t step = 1) const;
   Tensor select(int64_t dim, int64_t index) const;
-  // Several views at once (see ops.h).
-  std::vector<Tensor> split(int64_t split_size, int64_t dim = 0) const;
-  std::vector<Tensor> split_with_sizes(const std::vector<int64_t>& split_sizes,
-                                       int64_t dim = 0) const;
-  std::vector<Tensor> chunk(int64_t chunks, int64_t dim = 0) const;
-  std::vector<Tensor> unbind(int64_t dim = 0) const;
   Tensor expand(const Shape& sizes) const;
   Tensor expand_as(const Tensor& other) const { return expand(other.sizes()); }
   Tensor index(std::initializer_list<indexing::TensorIndex> indices) const;
   Tensor index(const std::vector<indexing::TensorIndex>& indices) const;
   Tensor operator[](int64_t i) const { return select(0, i); }
 
-  // --- element-wise (see ops.h for the semantics)
-  Tensor add(const Tensor& other, const Scalar& alpha = 1) const;
-  Tensor sub(const Tensor& other, const Scalar& alpha = 1) const;
-  Tensor mul(const Tensor& other) const;
-  Tensor div(const Tensor& other) const;
-  Tensor add(const Scalar& other) const;
-  Tensor sub(const Scalar& other) const;
-  Tensor mul(const Scalar& other) const;
-  Tensor div(const Scalar& other) const;
-  Tensor pow(const Tensor& exponent) const;
-  Tensor pow(const Scalar& exponent) const;
-  Tensor maximum(const Tensor& other) const;
-  Tensor minimum(const Tensor& other) const;
-  Tensor neg() const;
-  Tensor abs() const;
-  Tensor exp() const;
-  Tensor log() const;
-  Tensor sqrt() const;
-  Tensor rsqrt() const;
-  Tensor relu() const;
-  Tensor sigmoid() const;
-  Tensor tanh() const;
-  Tensor gelu(const std::string& approximate = "none") const;
-  Tensor clamp(std::optional<Scalar> min, std::optional<Scalar> max = std::nullopt) const;
-  Tensor eq(const Tensor& other) const;
-  Tensor ne(const Tensor& other) const;
-  Tensor lt(const Tensor& other) const;
-  Tensor le(const Tensor& other) const;
-  Tensor gt(const Tensor& other) const;
-  Tensor ge(const Tensor& other) const;
-  Tensor logical_and(const Tensor& other) const;
-  Tensor logical_or(const Tensor& other) const;
-  Tensor logical_not() const;
-  Tensor masked_fill(const Tensor& mask, const Scalar& value) const;
-
-  // --- in place; the result must be castable to this tensor's dtype and shape
-  Tensor& add_(const Tensor& other, const Scalar& alpha = 1);
-  Tensor& add_(const Scalar& other);
-  Tensor& sub_(const Tensor& other, const Scalar& alpha = 1);
-  Tensor& sub_(const Scalar& other);
-  Tensor& mul_(const Tensor& other);
-  Tensor& mul_(const Scalar& other);
-  Tensor& div_(const Tensor& other);
-  Tensor& div_(const Scalar& other);
-  Tensor& clamp_(std::optional<Scalar> min, std::optional<Scalar> max = std::nullopt);
+  // --- in place, methods only
   Tensor& fill_(const Scalar& value);
   Tensor& zero_() { return fill_(0); }
-  Tensor& masked_fill_(const Tensor& mask, const Scalar& value);
-  Tensor& scatter_add_(int64_t dim, const Tensor& index, const Tensor& src);
 
-  // --- reductions
-  Tensor sum(std::optional<DType> dtype = std::nullopt) const;
-  Tensor sum(const Shape& dims, bool keepdim = false,
-             std::optional<DType> dtype = std::nullopt) const;
-  Tensor mean() const;
-  Tensor mean(const Shape& dims, bool keepdim = false) const;
-  Tensor prod() const;
-  Tensor prod(int64_t dim, bool keepdim = false) const;
-  Tensor max() const;
-  std::tuple<Tensor, Tensor> max(int64_t dim, bool keepdim = false) const;
-  Tensor min() const;
-  std::tuple<Tensor, Tensor> min(int64_t dim, bool keepdim = false) const;
-  Tensor amax(const Shape& dims, bool keepdim = false) const;
-  Tensor amin(const Shape& dims, bool keepdim = false) const;
-  Tensor argmax(std::optional<int64_t> dim = std::nullopt, bool keepdim = false) const;
-  Tensor argmin(std::optional<int64_t> dim = std::nullopt, bool keepdim = false) const;
-  Tensor var(const Shape& dims = {}, bool unbiased = true, bool keepdim = false) const;
-  Tensor std(const Shape& dims = {}, bool unbiased = true, bool keepdim = false) const;
-  Tensor softmax(int64_t dim) const;
-  Tensor log_softmax(int64_t dim) const;
-  Tensor logsumexp(const Shape& dims, bool keepdim = false) const;
-
-  // --- linear algebra and indexing
-  Tensor matmul(const Tensor& other) const;
-  Tensor mm(const Tensor& other) const;
-  Tensor bmm(const Tensor& other) const;
-  Tensor index_select(int64_t dim, const Tensor& index) const;
-  Tensor gather(int64_t dim, const Tensor& index) const;
-  Tensor scatter_add(int64_t dim, const Tensor& index, const Tensor& src) const;
+  // --- the ops of ember/op_variants.def (semantics noted there): a method per overload with
+  // `method` or `scalar`, an in-place method per `inplace` or `scalar_inplace`. In place, the
+  // result must be castable to this tensor's dtype and shape.
+#define EMBER_OP_METHOD(ret, name, params, args) ret name(EMBER_OP_PARAMS params) const;
+#define EMBER_OP_INPLACE(ret, name, params, args) ret& name##_(EMBER_OP_PARAMS params);
+#define EMBER_OP_SCALAR(ret, name, params, args) ret name(const Scalar& other) const;
+#define EMBER_OP_SCALAR_INPLACE(ret, name, params, args) ret& name##_(const Scalar& other);
+#define EMBER_OP_DEFAULT(value) = value
+#include "ember/op_variants.def"
 
   // PyTorch's repr: "tensor([1., 2., 3.])".
   std::string str() const;

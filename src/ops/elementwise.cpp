@@ -319,6 +319,37 @@ Tensor logical_or(const Tensor& a, const Tensor& b) {
 Tensor logical_xor(const Tensor& a, const Tensor& b) {
   return binary(BinaryOp::LogicalXor, a, b);
 }
+// The Scalar overloads: the scalar is a wrapped number, as in `a + 2.0`.
+Tensor add(const Tensor& a, const Scalar& b) {
+  return binary(BinaryOp::Add, a, b);
+}
+Tensor sub(const Tensor& a, const Scalar& b) {
+  return binary(BinaryOp::Sub, a, b);
+}
+Tensor mul(const Tensor& a, const Scalar& b) {
+  return binary(BinaryOp::Mul, a, b);
+}
+Tensor div(const Tensor& a, const Scalar& b) {
+  return binary(BinaryOp::Div, a, b);
+}
+Tensor eq(const Tensor& a, const Scalar& b) {
+  return binary(BinaryOp::Eq, a, b);
+}
+Tensor ne(const Tensor& a, const Scalar& b) {
+  return binary(BinaryOp::Ne, a, b);
+}
+Tensor lt(const Tensor& a, const Scalar& b) {
+  return binary(BinaryOp::Lt, a, b);
+}
+Tensor le(const Tensor& a, const Scalar& b) {
+  return binary(BinaryOp::Le, a, b);
+}
+Tensor gt(const Tensor& a, const Scalar& b) {
+  return binary(BinaryOp::Gt, a, b);
+}
+Tensor ge(const Tensor& a, const Scalar& b) {
+  return binary(BinaryOp::Ge, a, b);
+}
 
 // --- unary
 
@@ -531,16 +562,16 @@ Tensor operator/(const Tensor& a, const Tensor& b) {
   return binary(BinaryOp::Div, a, b);
 }
 Tensor operator+(const Tensor& a, const Scalar& b) {
-  return binary(BinaryOp::Add, a, b);
+  return add(a, b);
 }
 Tensor operator-(const Tensor& a, const Scalar& b) {
-  return binary(BinaryOp::Sub, a, b);
+  return sub(a, b);
 }
 Tensor operator*(const Tensor& a, const Scalar& b) {
-  return binary(BinaryOp::Mul, a, b);
+  return mul(a, b);
 }
 Tensor operator/(const Tensor& a, const Scalar& b) {
-  return binary(BinaryOp::Div, a, b);
+  return div(a, b);
 }
 Tensor operator+(const Scalar& a, const Tensor& b) {
   return binary(BinaryOp::Add, wrap_scalar(a, b.device()), b);
@@ -576,22 +607,22 @@ Tensor operator>=(const Tensor& a, const Tensor& b) {
   return ge(a, b);
 }
 Tensor operator==(const Tensor& a, const Scalar& b) {
-  return binary(BinaryOp::Eq, a, b);
+  return eq(a, b);
 }
 Tensor operator!=(const Tensor& a, const Scalar& b) {
-  return binary(BinaryOp::Ne, a, b);
+  return ne(a, b);
 }
 Tensor operator<(const Tensor& a, const Scalar& b) {
-  return binary(BinaryOp::Lt, a, b);
+  return lt(a, b);
 }
 Tensor operator<=(const Tensor& a, const Scalar& b) {
-  return binary(BinaryOp::Le, a, b);
+  return le(a, b);
 }
 Tensor operator>(const Tensor& a, const Scalar& b) {
-  return binary(BinaryOp::Gt, a, b);
+  return gt(a, b);
 }
 Tensor operator>=(const Tensor& a, const Scalar& b) {
-  return binary(BinaryOp::Ge, a, b);
+  return ge(a, b);
 }
 Tensor operator&&(const Tensor& a, const Tensor& b) {
   return logical_and(a, b);

@@ -112,18 +112,4 @@ std::vector<Tensor> unbind(const Tensor& x, int64_t dim) {
   return pieces;
 }
 
-std::vector<Tensor> Tensor::split(int64_t split_size, int64_t dim) const {
-  return ember::split(*this, split_size, dim);
-}
-std::vector<Tensor> Tensor::split_with_sizes(const std::vector<int64_t>& split_sizes,
-                                             int64_t dim) const {
-  return ember::split_with_sizes(*this, split_sizes, dim);
-}
-std::vector<Tensor> Tensor::chunk(int64_t chunks, int64_t dim) const {
-  return ember::chunk(*this, chunks, dim);
-}
-std::vector<Tensor> Tensor::unbind(int64_t dim) const {
-  return ember::unbind(*this, dim);
-}
-
 }  // namespace ember
