@@ -32,6 +32,14 @@ void Backend::record_stream(void*, int, void*) {
               "tensors only");
 }
 
+void Backend::not_implemented(const char* op) const {
+  std::string device = "this backend's";
+  for (size_t i = 0; i < registry().size(); ++i)
+    if (registry()[i] == this) device = device_type_name(static_cast<DeviceType>(i));
+  EMBER_THROW(NotImplemented, "[", op, "] is not implemented for ", device,
+              " tensors; move them to a device that has it (e.g. .to(ember::kCPU))");
+}
+
 void register_backend(DeviceType type, Backend* backend) {
   registry()[static_cast<size_t>(type)] = backend;
 }

@@ -81,10 +81,6 @@ class CudaBackend : public Backend {
   void* allocate(size_t nbytes, int index) override { return device_allocate(nbytes, index); }
   void deallocate(void* ptr, size_t, int index) override { device_free(ptr, index); }
 
-  void copy(const View& dst, const View& src) override {
-    OpGuard g(dst.data);
-    launch_copy(dst, src);
-  }
   void copy_from_host(void* dst, const void* src, size_t nbytes, int index,
                       bool non_blocking) override {
     if (nbytes == 0) return;
@@ -132,77 +128,17 @@ class CudaBackend : public Backend {
     cuda::DeviceGuard guard(index);
     device_record_stream(ptr, index, static_cast<cudaStream_t>(stream));
   }
-  void fill(const View& dst, const Scalar& value) override {
-    OpGuard g(dst.data);
-    launch_fill(dst, value);
+  // Every op of core/backend_ops.def: on the device that holds `on`, through its launcher.
+#define EMBER_BACKEND_OP(name, params, args, on) \
+  void name params override {                    \
+    OpGuard guard(on);                           \
+    launch_##name args;                          \
   }
-  void unary(UnaryOp op, const View& dst, const View& src, const UnaryParams& p) override {
-    OpGuard g(dst.data);
-    launch_unary(op, dst, src, p);
+#include "core/backend_ops.def"
+#undef EMBER_BACKEND_OP
+  void synchronize(int index) override {
+    cuda::synchronize(index);
   }
-  void binary(BinaryOp op, const View& dst, const View& a, const View& b) override {
-    OpGuard g(dst.data);
-    launch_binary(op, dst, a, b);
-  }
-  void where(const View& dst, const View& cond, const View& a, const View& b) override {
-    OpGuard g(dst.data);
-    launch_where(dst, cond, a, b);
-  }
-  void reduce(ReduceOp op, const View& dst, const View& src, uint64_t mask) override {
-    OpGuard g(dst.data);
-    launch_reduce(op, dst, src, mask);
-  }
-  void matmul(const View& dst, const View& a, const View& b) override {
-    OpGuard g(dst.data);
-    launch_matmul(dst, a, b);
-  }
-  void softmax(const View& dst, const View& src, int64_t dim, bool log) override {
-    OpGuard g(dst.data);
-    launch_softmax(dst, src, dim, log);
-  }
-  void im2col(const View& cols, const View& image, const Conv2dGeometry& geo) override {
-    OpGuard g(cols.data);
-    launch_im2col(cols, image, geo);
-  }
-  void col2im(const View& image, const View& cols, const Conv2dGeometry& geo) override {
-    OpGuard g(image.data);
-    launch_col2im(image, cols, geo);
-  }
-  void max_pool2d(const View& values, const View& indices, const View& image,
-                  const Conv2dGeometry& geo) override {
-    OpGuard g(values.data);
-    launch_max_pool2d(values, indices, image, geo);
-  }
-  void max_pool2d_backward(const View& grad_image, const View& grad_out, const View& indices,
-                           const Conv2dGeometry& geo) override {
-    OpGuard g(grad_image.data);
-    launch_max_pool2d_backward(grad_image, grad_out, indices, geo);
-  }
-  void index_select(const View& dst, const View& src, int64_t dim, const View& index) override {
-    OpGuard g(dst.data);
-    launch_index_select(dst, src, dim, index);
-  }
-  void gather(const View& dst, const View& src, int64_t dim, const View& index) override {
-    OpGuard g(dst.data);
-    launch_gather(dst, src, dim, index);
-  }
-  void scatter_add(const View& dst, int64_t dim, const View& index, const View& src) override {
-    OpGuard g(dst.data);
-    launch_scatter_add(dst, dim, index, src);
-  }
-  void random(RandomKind kind, const View& dst, uint64_t seed, uint64_t counter, double a,
-              double b) override {
-    OpGuard g(dst.data);
-    launch_random(kind, dst, seed, counter, a, b);
-  }
-  void optimizer_step(const OptimizerStep& step, std::span<const View> params,
-                      std::span<const View> grads, std::span<const View> state1,
-                      std::span<const View> state2, std::span<const View> state3) override {
-    if (params.empty()) return;
-    OpGuard g(params[0].data);
-    launch_optimizer_step(step, params, grads, state1, state2, state3);
-  }
-  void synchronize(int index) override { cuda::synchronize(index); }
 };
 
 }  // namespace
