@@ -1,5 +1,5 @@
-// kernels/op_params.h: what backend ops take besides views -- reduction, random and optimizer
-// kinds, the optimizer step's coefficients and the convolution window geometry.
+// kernels/op_params.h: what backend ops take besides views -- reduction and random kinds, the
+// SGD and Adam steps' options and the convolution window geometry.
 #pragma once
 
 #include <cstdint>
@@ -19,16 +19,19 @@ inline uint64_t random_counters(RandomKind kind, DType dtype, int64_t n) {
   return (static_cast<uint64_t>(n) + per - 1) / per;
 }
 
-// One fused optimizer update (see optimizer_step).
-enum class OptimizerKind { SGD, Adam };
-struct OptimizerStep {
-  OptimizerKind kind = OptimizerKind::SGD;
+// One fused SGD update of many parameters (sgd_step), PyTorch's SGD options.
+struct SgdStep {
   double lr = 0, weight_decay = 0;
   bool maximize = false;
-  // SGD
   double momentum = 0, dampening = 0;
-  bool nesterov = false, first_step = false;
-  // Adam / AdamW
+  bool nesterov = false;
+  bool first_step = false;  // the momentum buffers are new: they take the gradient as it is
+};
+
+// One fused Adam or AdamW update of many parameters at one step count (adam_step).
+struct AdamStep {
+  double lr = 0, weight_decay = 0;
+  bool maximize = false;
   double beta1 = 0.9, beta2 = 0.999, eps = 1e-8, bias_correction1 = 1, bias_correction2 = 1;
   bool amsgrad = false, decoupled_weight_decay = false;
 };

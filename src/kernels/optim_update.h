@@ -13,7 +13,7 @@ namespace ember::optim_update {
 template <class T>
 struct SgdCoeffs {
   T lr, wd, momentum, damp;
-  explicit EMBER_HOST_DEVICE SgdCoeffs(const OptimizerStep& s)
+  explicit EMBER_HOST_DEVICE SgdCoeffs(const SgdStep& s)
       : lr(static_cast<T>(s.lr)),
         wd(static_cast<T>(s.weight_decay)),
         momentum(static_cast<T>(s.momentum)),
@@ -25,8 +25,7 @@ struct SgdCoeffs {
 // not branches, and the one that decides whether buf is touched is a template parameter: the CPU
 // loop over this function then has no control flow and vectorizes.
 template <bool kMomentum, class T>
-EMBER_HOST_DEVICE inline void sgd(const OptimizerStep& s, const SgdCoeffs<T>& c, T& p, T g,
-                                  T* buf) {
+EMBER_HOST_DEVICE inline void sgd(const SgdStep& s, const SgdCoeffs<T>& c, T& p, T g, T* buf) {
   T d = s.maximize ? -g : g;
   T decayed = d + c.wd * p;
   d = s.weight_decay != 0 ? decayed : d;
@@ -42,7 +41,7 @@ struct AdamCoeffs {
   T wd, decay, w1, b2, w2, step_size, bc2_sqrt, eps;
   // Whether L2 weight decay applies (decided once: `a && b` per element would be control flow).
   bool l2;
-  explicit EMBER_HOST_DEVICE AdamCoeffs(const OptimizerStep& s)
+  explicit EMBER_HOST_DEVICE AdamCoeffs(const AdamStep& s)
       : wd(static_cast<T>(s.weight_decay)),
         decay(static_cast<T>(1 - s.lr * s.weight_decay)),
         w1(static_cast<T>(1 - s.beta1)),
@@ -58,8 +57,8 @@ struct AdamCoeffs {
 // max_exp_avg_sq (read only when kAmsgrad, i.e. s.amsgrad). As in sgd, per-step options are
 // selects and kAmsgrad a template parameter, so the CPU loop vectorizes.
 template <bool kAmsgrad, class T>
-EMBER_HOST_DEVICE inline void adam(const OptimizerStep& s, const AdamCoeffs<T>& c, T& p, T g, T& m,
-                                   T& v, T* vmax) {
+EMBER_HOST_DEVICE inline void adam(const AdamStep& s, const AdamCoeffs<T>& c, T& p, T g, T& m, T& v,
+                                   T* vmax) {
   T d = s.maximize ? -g : g;
   T decayed_p = p * c.decay;
   T decayed_d = d + c.wd * p;

@@ -1,4 +1,4 @@
-// ops/fused_optimizer.cpp: hands parameter updates to the backends' fused optimizer_step.
+// ops/fused_optimizer.cpp: hands parameter updates to the backends' fused sgd_step / adam_step.
 #include "ops/fused_optimizer.h"
 
 #include <algorithm>
@@ -26,10 +26,10 @@ Tensor checked_grad(const char* op, const Tensor& param) {
 
 namespace {
 
-// One backend call over the updates whose parameters live on `device` (all of them when
-// `device` is empty).
-void run_on(const OptimizerStep& step, const std::vector<Update>& updates,
-            std::optional<Device> device) {
+// One backend call, call(backend, params, grads, state1, state2, state3), over the updates whose
+// parameters live on `device` (all of them when `device` is empty).
+template <class Call>
+void run_on(const Call& call, const std::vector<Update>& updates, std::optional<Device> device) {
   std::vector<View> params, grads, s1, s2, s3;
   params.reserve(updates.size());
   grads.reserve(updates.size());
@@ -49,23 +49,38 @@ void run_on(const OptimizerStep& step, const std::vector<Update>& updates,
   }
   if (!first) return;
   EMBER_CHECK(s1.empty() || s1.size() == params.size(), "[optimizer] internal: state mismatch");
-  backend_for(first->param).optimizer_step(step, params, grads, s1, s2, s3);
+  call(backend_for(first->param), params, grads, s1, s2, s3);
 }
 
-}  // namespace
-
-void run(const OptimizerStep& step, const std::vector<Update>& updates) {
+template <class Call>
+void run_all(const Call& call, const std::vector<Update>& updates) {
   if (updates.empty()) return;
   Device device = updates[0].param.device();
   bool one_device = std::all_of(updates.begin(), updates.end(),
                                 [&](const Update& u) { return u.param.device() == device; });
-  if (one_device) return run_on(step, updates, std::nullopt);
+  if (one_device) return run_on(call, updates, std::nullopt);
   std::vector<Device> seen;
   for (const Update& u : updates) {
     if (std::find(seen.begin(), seen.end(), u.param.device()) != seen.end()) continue;
     seen.push_back(u.param.device());
-    run_on(step, updates, u.param.device());
+    run_on(call, updates, u.param.device());
   }
+}
+
+}  // namespace
+
+void run(const SgdStep& step, const std::vector<Update>& updates) {
+  run_all(
+      [&](Backend& b, std::span<const View> p, std::span<const View> g, std::span<const View> s1,
+          std::span<const View>, std::span<const View>) { b.sgd_step(step, p, g, s1); },
+      updates);
+}
+
+void run(const AdamStep& step, const std::vector<Update>& updates) {
+  run_all([&](Backend& b, std::span<const View> p, std::span<const View> g,
+              std::span<const View> s1, std::span<const View> s2,
+              std::span<const View> s3) { b.adam_step(step, p, g, s1, s2, s3); },
+          updates);
 }
 
 }  // namespace ember::optim::detail

@@ -79,17 +79,16 @@ void Adam::step() {
       same->second.push_back(std::move(u));
     }
     for (auto& [step, updates] : by_step) {
-      OptimizerStep s{.kind = OptimizerKind::Adam,
-                      .lr = o.lr,
-                      .weight_decay = o.weight_decay,
-                      .maximize = o.maximize,
-                      .beta1 = o.betas.first,
-                      .beta2 = o.betas.second,
-                      .eps = o.eps,
-                      .bias_correction1 = 1 - std::pow(o.betas.first, step),
-                      .bias_correction2 = 1 - std::pow(o.betas.second, step),
-                      .amsgrad = o.amsgrad,
-                      .decoupled_weight_decay = decoupled_};
+      AdamStep s{.lr = o.lr,
+                 .weight_decay = o.weight_decay,
+                 .maximize = o.maximize,
+                 .beta1 = o.betas.first,
+                 .beta2 = o.betas.second,
+                 .eps = o.eps,
+                 .bias_correction1 = 1 - std::pow(o.betas.first, step),
+                 .bias_correction2 = 1 - std::pow(o.betas.second, step),
+                 .amsgrad = o.amsgrad,
+                 .decoupled_weight_decay = decoupled_};
       detail::run(s, updates);
     }
   }

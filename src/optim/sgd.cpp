@@ -53,13 +53,12 @@ void SGD::step() {
       }
       continuing.push_back(std::move(u));
     }
-    OptimizerStep s{.kind = OptimizerKind::SGD,
-                    .lr = o.lr,
-                    .weight_decay = o.weight_decay,
-                    .maximize = o.maximize,
-                    .momentum = o.momentum,
-                    .dampening = o.dampening,
-                    .nesterov = o.nesterov};
+    SgdStep s{.lr = o.lr,
+              .weight_decay = o.weight_decay,
+              .maximize = o.maximize,
+              .momentum = o.momentum,
+              .dampening = o.dampening,
+              .nesterov = o.nesterov};
     detail::run(s, continuing);
     s.first_step = true;
     detail::run(s, fresh);

@@ -37,10 +37,9 @@ class FlushSubnormals {
 // option that decides which memory is touched as a template parameter; without momentum or amsgrad
 // they have no control flow and vectorize.
 template <bool kMomentum, class T>
-[[gnu::always_inline]] inline void sgd_range(const OptimizerStep& s,
-                                             const optim_update::SgdCoeffs<T>& c, T* p, const T* g,
-                                             T* buf, int64_t b, int64_t e) {
-  const OptimizerStep step = s;
+[[gnu::always_inline]] inline void sgd_range(const SgdStep& s, const optim_update::SgdCoeffs<T>& c,
+                                             T* p, const T* g, T* buf, int64_t b, int64_t e) {
+  const SgdStep step = s;
   const optim_update::SgdCoeffs<T> coeffs = c;
   for (int64_t i = b; i < e; ++i)
     optim_update::sgd<kMomentum>(step, coeffs, p[i], g[i],
@@ -48,13 +47,13 @@ template <bool kMomentum, class T>
 }
 
 template <bool kAmsgrad, class T>
-[[gnu::always_inline]] inline void adam_range(const OptimizerStep& s,
+[[gnu::always_inline]] inline void adam_range(const AdamStep& s,
                                               const optim_update::AdamCoeffs<T>& c, T* p,
                                               const T* g, T* m, T* v, T* vmax, int64_t b,
                                               int64_t e) {
   // Local copies: the loop's float stores could alias a referenced float coefficient, which GCC
   // would then reload and re-test every element.
-  const OptimizerStep step = s;
+  const AdamStep step = s;
   const optim_update::AdamCoeffs<T> coeffs = c;
   for (int64_t i = b; i < e; ++i)
     optim_update::adam<kAmsgrad>(step, coeffs, p[i], g[i], m[i], v[i],
@@ -62,7 +61,7 @@ template <bool kAmsgrad, class T>
 }
 
 template <class T>
-void sgd(const OptimizerStep& s, T* p, const T* g, T* buf, int64_t n) {
+void sgd(const SgdStep& s, T* p, const T* g, T* buf, int64_t n) {
   const optim_update::SgdCoeffs<T> c(s);
   cpu::parallel_for(n, cpu::kGrainSize, [&](int64_t b, int64_t e) {
     FlushSubnormals flush;
@@ -74,7 +73,7 @@ void sgd(const OptimizerStep& s, T* p, const T* g, T* buf, int64_t n) {
 }
 
 template <class T>
-void adam(const OptimizerStep& s, T* p, const T* g, T* m, T* v, T* vmax, int64_t n) {
+void adam(const AdamStep& s, T* p, const T* g, T* m, T* v, T* vmax, int64_t n) {
   const optim_update::AdamCoeffs<T> c(s);
   cpu::parallel_for(n, cpu::kGrainSize, [&](int64_t b, int64_t e) {
     FlushSubnormals flush;
@@ -85,29 +84,41 @@ void adam(const OptimizerStep& s, T* p, const T* g, T* m, T* v, T* vmax, int64_t
   });
 }
 
+// fn.template operator()<T>() for the dtype of a floating parameter (float32 or float64).
+template <class F>
+void for_param_dtype(DType dtype, F&& fn) {
+  if (dtype == kFloat32)
+    fn.template operator()<float>();
+  else
+    fn.template operator()<double>();
+}
+
+template <class T>
+T* state_of(std::span<const View> state, size_t i) {
+  return i < state.size() ? static_cast<T*>(state[i].data) : nullptr;
+}
+
 }  // namespace
 
-void CpuBackend::optimizer_step(const OptimizerStep& s, std::span<const View> params,
-                                std::span<const View> grads, std::span<const View> state1,
-                                std::span<const View> state2, std::span<const View> state3) {
-  for (size_t i = 0; i < params.size(); ++i) {
-    const View& p = params[i];
-    auto run = [&]<class T>() {
-      T* pd = static_cast<T*>(p.data);
-      const T* gd = static_cast<const T*>(grads[i].data);
-      auto state = [&](std::span<const View> st) {
-        return i < st.size() ? static_cast<T*>(st[i].data) : nullptr;
-      };
-      if (s.kind == OptimizerKind::SGD)
-        sgd<T>(s, pd, gd, state(state1), p.numel());
-      else
-        adam<T>(s, pd, gd, state(state1), state(state2), state(state3), p.numel());
-    };
-    if (p.dtype == kFloat32)
-      run.template operator()<float>();
-    else
-      run.template operator()<double>();
-  }
+void CpuBackend::sgd_step(const SgdStep& s, std::span<const View> params,
+                          std::span<const View> grads, std::span<const View> momentum_buffers) {
+  for (size_t i = 0; i < params.size(); ++i)
+    for_param_dtype(params[i].dtype, [&]<class T>() {
+      sgd<T>(s, static_cast<T*>(params[i].data), static_cast<const T*>(grads[i].data),
+             state_of<T>(momentum_buffers, i), params[i].numel());
+    });
+}
+
+void CpuBackend::adam_step(const AdamStep& s, std::span<const View> params,
+                           std::span<const View> grads, std::span<const View> exp_avgs,
+                           std::span<const View> exp_avg_sqs,
+                           std::span<const View> max_exp_avg_sqs) {
+  for (size_t i = 0; i < params.size(); ++i)
+    for_param_dtype(params[i].dtype, [&]<class T>() {
+      adam<T>(s, static_cast<T*>(params[i].data), static_cast<const T*>(grads[i].data),
+              state_of<T>(exp_avgs, i), state_of<T>(exp_avg_sqs, i),
+              state_of<T>(max_exp_avg_sqs, i), params[i].numel());
+    });
 }
 
 }  // namespace ember
