@@ -12,7 +12,7 @@
 #include <type_traits>
 
 #include "core/backend.h"
-#include "ember/error.h"
+#include "kernels/strided_iter.h"
 
 namespace ember::cpu {
 
@@ -50,47 +50,25 @@ void parallel_for(int64_t n, int64_t grain, F&& f) {
   }
 }
 
-// N operands of one shape, strides in bytes, with dims merged where memory allows.
+// N operands of one shape, strides in bytes, with dims merged where memory allows
+// (kernels/strided_iter.h).
 template <int N>
 struct StridedOperands {
   std::array<char*, N> data{};
-  int ndim = 0;
-  // Only the first ndim entries are set and read; left uninitialised, not zeroed on every op.
-  int64_t sizes[kMaxDims];
-  int64_t strides[N][kMaxDims];
-  int64_t numel = 1;
+  kernels::StridedIter<N> dims;
 
-  explicit StridedOperands(const std::array<const View*, N>& views) {
-    const View& first = *views[0];
-    int nd = static_cast<int>(first.sizes.size());
-    EMBER_CHECK_KIND(Shape, nd <= kMaxDims, "[cpu] tensors with more than ", kMaxDims,
-                     " dims are not supported");
+  explicit StridedOperands(const std::array<const View*, N>& views)
+      : dims(kernels::make_strided_iter<N, kernels::StrideUnit::Bytes>(views, "[cpu]")) {
     for (int k = 0; k < N; ++k) data[k] = static_cast<char*>(views[k]->data);
-    // Keep non-trivial dims, outermost first, merging a dim into the previous when contiguous.
-    for (int d = 0; d < nd; ++d) {
-      int64_t size = first.sizes[d];
-      numel *= size;
-      if (size == 1) continue;
-      int64_t s[N];
-      for (int k = 0; k < N; ++k)
-        s[k] = views[k]->strides[d] * static_cast<int64_t>(element_size(views[k]->dtype));
-      bool merge = ndim > 0;
-      for (int k = 0; k < N && merge; ++k) merge = strides[k][ndim - 1] == s[k] * size;
-      if (merge) {
-        sizes[ndim - 1] *= size;
-        for (int k = 0; k < N; ++k) strides[k][ndim - 1] = s[k];
-      } else {
-        sizes[ndim] = size;
-        for (int k = 0; k < N; ++k) strides[k][ndim] = s[k];
-        ++ndim;
-      }
-    }
   }
 
   // Calls inner(ptrs, inner_strides, n) for the rows covering linear elements [begin, end).
   template <class F>
   void for_each_row(int64_t begin, int64_t end, F&& inner) const {
     if (begin >= end) return;
+    const int ndim = dims.ndim;
+    const int64_t* sizes = dims.sizes;
+    const auto& strides = dims.strides;
     if (ndim == 0) {
       int64_t zero[N]{};
       std::array<char*, N> p = data;
@@ -123,7 +101,7 @@ struct StridedOperands {
   // Runs the rows in parallel.
   template <class F>
   void run(F&& inner) const {
-    parallel_for(numel, kGrainSize, [&](int64_t b, int64_t e) { for_each_row(b, e, inner); });
+    parallel_for(dims.numel, kGrainSize, [&](int64_t b, int64_t e) { for_each_row(b, e, inner); });
   }
 };
 
