@@ -19,7 +19,7 @@
 #endif
 #endif
 
-#if defined(__CUDACC__)
+#if defined(__CUDA_ARCH__)
 #define EMBER_STRIDED_ITER_UNROLL _Pragma("unroll")
 #else
 #define EMBER_STRIDED_ITER_UNROLL
@@ -42,7 +42,7 @@ struct StridedIter {
 
   // Appends a dim inside the ones pushed so far, with each operand's stride. Callers check that
   // at most kMaxKernelDims dims are pushed.
-  EMBER_HOST_DEVICE void push(int64_t size, const int64_t (&s)[N]) {
+  EMBER_HOST_DEVICE void push(int64_t size, const int64_t* s) {
     numel *= size;
     if (size == 1) return;
     bool merge = ndim > 0;
@@ -56,9 +56,19 @@ struct StridedIter {
     for (int k = 0; k < N; ++k) strides[k][ndim] = s[k];
     ++ndim;
   }
+  // One operand's push, written out without the loops over operands: the reductions build three
+  // groups per op, and this keeps that setup small enough to inline into them.
   EMBER_HOST_DEVICE void push(int64_t size, int64_t stride) requires(N == 1) {
-    const int64_t s[1] = {stride};
-    push(size, s);
+    numel *= size;
+    if (size == 1) return;
+    if (ndim > 0 && strides[0][ndim - 1] == stride * size) {
+      sizes[ndim - 1] *= size;
+      strides[0][ndim - 1] = stride;
+      return;
+    }
+    sizes[ndim] = size;
+    strides[0][ndim] = stride;
+    ++ndim;
   }
 
   // Each operand's offset of element i, counting row-major over the merged dims.
@@ -76,10 +86,15 @@ struct StridedIter {
       for (int k = 0; k < N; ++k) off[k] += i * strides[k][0];
     }
   }
-  EMBER_HOST_DEVICE int64_t offset(int64_t i) const requires(N == 1) {
-    int64_t off[1];
-    offsets(i, off);
-    return off[0];
+  // Operand k's offset of element i alone.
+  EMBER_HOST_DEVICE int64_t offset(int64_t i, int k = 0) const {
+    int64_t off = 0;
+    for (int d = ndim - 1; d > 0; --d) {
+      int64_t q = i / sizes[d];
+      off += (i - q * sizes[d]) * strides[k][d];
+      i = q;
+    }
+    return ndim > 0 ? off + i * strides[k][0] : off;
   }
 
   // Operand k's stride of merged dim d.
@@ -101,7 +116,7 @@ struct StridedIter {
 // The iteration space of N views of the first view's shape (the others' sizes are not read),
 // strides in elements or bytes. who names the caller in the too-many-dims error ("[cpu]").
 template <int N, StrideUnit unit = StrideUnit::Elements>
-StridedIter<N> make_strided_iter(const std::array<const View*, N>& views, const char* who) {
+inline StridedIter<N> make_strided_iter(const std::array<const View*, N>& views, const char* who) {
   StridedIter<N> it;
   const View& first = *views[0];
   const int nd = static_cast<int>(first.sizes.size());

@@ -203,9 +203,7 @@ void expect_offsets_match_naive(const Views<N>& v) {
       int64_t want = 0;
       for (int d = 0; d < nd; ++d) want += idx[d] * v.ops[k].strides[d];
       ASSERT_EQ(got[k], want) << "element " << i << ", operand " << k;
-    }
-    if constexpr (N == 1) {
-      ASSERT_EQ(it.offset(i), got[0]);
+      ASSERT_EQ(it.offset(i, k), want) << "element " << i << ", operand " << k;
     }
     for (int d = nd - 1; d >= 0 && ++idx[d] == v.sizes[d]; --d) idx[d] = 0;
   }

@@ -66,10 +66,7 @@ struct StridedOperands {
   template <class F>
   void for_each_row(int64_t begin, int64_t end, F&& inner) const {
     if (begin >= end) return;
-    const int ndim = dims.ndim;
-    const int64_t* sizes = dims.sizes;
-    const auto& strides = dims.strides;
-    if (ndim == 0) {
+    if (dims.ndim == 0) {
       int64_t zero[N]{};
       std::array<char*, N> p = data;
       inner(p.data(), zero, int64_t{1});
@@ -77,21 +74,21 @@ struct StridedOperands {
     }
     int64_t idx[kMaxDims];
     int64_t rem = begin;
-    for (int d = ndim - 1; d >= 0; --d) {
-      idx[d] = rem % sizes[d];
-      rem /= sizes[d];
+    for (int d = dims.ndim - 1; d >= 0; --d) {
+      idx[d] = rem % dims.sizes[d];
+      rem /= dims.sizes[d];
     }
     int64_t inner_strides[N];
-    for (int k = 0; k < N; ++k) inner_strides[k] = strides[k][ndim - 1];
+    for (int k = 0; k < N; ++k) inner_strides[k] = dims.strides[k][dims.ndim - 1];
     while (begin < end) {
       std::array<char*, N> p = data;
-      for (int d = 0; d < ndim; ++d)
-        for (int k = 0; k < N; ++k) p[k] += idx[d] * strides[k][d];
-      int64_t n = std::min(sizes[ndim - 1] - idx[ndim - 1], end - begin);
+      for (int d = 0; d < dims.ndim; ++d)
+        for (int k = 0; k < N; ++k) p[k] += idx[d] * dims.strides[k][d];
+      int64_t n = std::min(dims.sizes[dims.ndim - 1] - idx[dims.ndim - 1], end - begin);
       inner(p.data(), inner_strides, n);
       begin += n;
-      idx[ndim - 1] += n;
-      for (int d = ndim - 1; d > 0 && idx[d] == sizes[d]; --d) {
+      idx[dims.ndim - 1] += n;
+      for (int d = dims.ndim - 1; d > 0 && idx[d] == dims.sizes[d]; --d) {
         idx[d] = 0;
         ++idx[d - 1];
       }
