@@ -42,7 +42,7 @@ struct StridedIter {
 
   // Appends a dim inside the ones pushed so far, with each operand's stride. Callers check that
   // at most kMaxKernelDims dims are pushed.
-  EMBER_HOST_DEVICE void push(int64_t size, const int64_t* s) {
+  EMBER_HOST_DEVICE void push(int64_t size, const int64_t (&s)[N]) {
     numel *= size;
     if (size == 1) return;
     bool merge = ndim > 0;
