@@ -8,8 +8,8 @@
 #include <array>
 #include <cstdint>
 
-#include "core/backend.h"
 #include "ember/error.h"
+#include "kernels/view.h"
 
 #ifndef EMBER_HOST_DEVICE
 #if defined(__CUDACC__)
