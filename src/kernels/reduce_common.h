@@ -10,40 +10,13 @@
 #include "ember/error.h"
 #include "kernels/op_params.h"
 #include "kernels/scalar_math.h"
+#include "kernels/strided_iter.h"
 #include "kernels/view.h"
 
 namespace ember::reduce_detail {
 
 // One group of dims (kept or reduced), merged where contiguous; strides in elements.
-struct DimGroup {
-  int ndim = 0;
-  int64_t sizes[kMaxKernelDims];
-  int64_t strides[kMaxKernelDims];
-  int64_t numel = 1;
-
-  void push(int64_t size, int64_t stride) {
-    numel *= size;
-    if (size == 1) return;
-    if (ndim > 0 && strides[ndim - 1] == stride * size) {
-      sizes[ndim - 1] *= size;
-      strides[ndim - 1] = stride;
-      return;
-    }
-    sizes[ndim] = size;
-    strides[ndim] = stride;
-    ++ndim;
-  }
-  // Element offset of the i-th element (row-major over the group).
-  EMBER_HOST_DEVICE int64_t offset(int64_t i) const {
-    int64_t off = 0;
-    for (int d = ndim - 1; d > 0; --d) {
-      int64_t q = i / sizes[d];
-      off += (i - q * sizes[d]) * strides[d];
-      i = q;
-    }
-    return ndim > 0 ? off + i * strides[0] : off;
-  }
-};
+using DimGroup = kernels::StridedIter<1>;
 
 // A reduction's dims: src's kept dims, the same dims of dst, and src's reduced dims (bit d of
 // mask set).

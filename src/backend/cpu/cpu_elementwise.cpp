@@ -3,6 +3,7 @@
 #include "backend/cpu/cpu_loops.h"
 #include "backend/cpu/cpu_vec_math.h"
 #include "kernels/scalar_math.h"
+#include "kernels/strided_iter.h"
 
 namespace ember {
 
@@ -43,20 +44,11 @@ void unary_f32_vec(const View& dst, const View& src) {
   });
 }
 
-// Whether v's elements lie densely in row-major order.
-bool dense(const View& v) {
-  int64_t expect = 1;
-  for (size_t d = v.sizes.size(); d-- > 0;) {
-    if (v.sizes[d] != 1 && v.strides[d] != expect) return false;
-    expect *= v.sizes[d];
-  }
-  return true;
-}
-
 template <class F, class T>
 void binary_loop(const View& dst, const View& a, const View& b, const F& f) {
   using Out = decltype(f(T{}, T{}));
-  if (int64_t n = dst.numel(); n <= cpu::kGrainSize && dense(dst) && dense(a) && dense(b)) {
+  if (int64_t n = dst.numel(); n <= cpu::kGrainSize && kernels::is_dense(dst) &&
+                               kernels::is_dense(a) && kernels::is_dense(b)) {
     // Small and dense: one flat loop, no dim merging or threads.
     Out* o = static_cast<Out*>(dst.data);
     const T* x = static_cast<const T*>(a.data);

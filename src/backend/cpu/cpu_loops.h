@@ -12,7 +12,7 @@
 #include <type_traits>
 
 #include "core/backend.h"
-#include "ember/error.h"
+#include "kernels/strided_iter.h"
 
 namespace ember::cpu {
 
@@ -50,48 +50,23 @@ void parallel_for(int64_t n, int64_t grain, F&& f) {
   }
 }
 
-// N operands of one shape, strides in bytes, with dims merged where memory allows.
+// N operands of one shape, strides in bytes, with dims merged where memory allows
+// (kernels/strided_iter.h).
 template <int N>
 struct StridedOperands {
   std::array<char*, N> data{};
-  int ndim = 0;
-  // Only the first ndim entries are set and read; left uninitialised, not zeroed on every op.
-  int64_t sizes[kMaxDims];
-  int64_t strides[N][kMaxDims];
-  int64_t numel = 1;
+  kernels::StridedIter<N> dims;
 
-  explicit StridedOperands(const std::array<const View*, N>& views) {
-    const View& first = *views[0];
-    int nd = static_cast<int>(first.sizes.size());
-    EMBER_CHECK_KIND(Shape, nd <= kMaxDims, "[cpu] tensors with more than ", kMaxDims,
-                     " dims are not supported");
+  explicit StridedOperands(const std::array<const View*, N>& views)
+      : dims(kernels::make_strided_iter<N, kernels::StrideUnit::Bytes>(views, "[cpu]")) {
     for (int k = 0; k < N; ++k) data[k] = static_cast<char*>(views[k]->data);
-    // Keep non-trivial dims, outermost first, merging a dim into the previous when contiguous.
-    for (int d = 0; d < nd; ++d) {
-      int64_t size = first.sizes[d];
-      numel *= size;
-      if (size == 1) continue;
-      int64_t s[N];
-      for (int k = 0; k < N; ++k)
-        s[k] = views[k]->strides[d] * static_cast<int64_t>(element_size(views[k]->dtype));
-      bool merge = ndim > 0;
-      for (int k = 0; k < N && merge; ++k) merge = strides[k][ndim - 1] == s[k] * size;
-      if (merge) {
-        sizes[ndim - 1] *= size;
-        for (int k = 0; k < N; ++k) strides[k][ndim - 1] = s[k];
-      } else {
-        sizes[ndim] = size;
-        for (int k = 0; k < N; ++k) strides[k][ndim] = s[k];
-        ++ndim;
-      }
-    }
   }
 
   // Calls inner(ptrs, inner_strides, n) for the rows covering linear elements [begin, end).
   template <class F>
   void for_each_row(int64_t begin, int64_t end, F&& inner) const {
     if (begin >= end) return;
-    if (ndim == 0) {
+    if (dims.ndim == 0) {
       int64_t zero[N]{};
       std::array<char*, N> p = data;
       inner(p.data(), zero, int64_t{1});
@@ -99,21 +74,21 @@ struct StridedOperands {
     }
     int64_t idx[kMaxDims];
     int64_t rem = begin;
-    for (int d = ndim - 1; d >= 0; --d) {
-      idx[d] = rem % sizes[d];
-      rem /= sizes[d];
+    for (int d = dims.ndim - 1; d >= 0; --d) {
+      idx[d] = rem % dims.sizes[d];
+      rem /= dims.sizes[d];
     }
     int64_t inner_strides[N];
-    for (int k = 0; k < N; ++k) inner_strides[k] = strides[k][ndim - 1];
+    for (int k = 0; k < N; ++k) inner_strides[k] = dims.strides[k][dims.ndim - 1];
     while (begin < end) {
       std::array<char*, N> p = data;
-      for (int d = 0; d < ndim; ++d)
-        for (int k = 0; k < N; ++k) p[k] += idx[d] * strides[k][d];
-      int64_t n = std::min(sizes[ndim - 1] - idx[ndim - 1], end - begin);
+      for (int d = 0; d < dims.ndim; ++d)
+        for (int k = 0; k < N; ++k) p[k] += idx[d] * dims.strides[k][d];
+      int64_t n = std::min(dims.sizes[dims.ndim - 1] - idx[dims.ndim - 1], end - begin);
       inner(p.data(), inner_strides, n);
       begin += n;
-      idx[ndim - 1] += n;
-      for (int d = ndim - 1; d > 0 && idx[d] == sizes[d]; --d) {
+      idx[dims.ndim - 1] += n;
+      for (int d = dims.ndim - 1; d > 0 && idx[d] == dims.sizes[d]; --d) {
         idx[d] = 0;
         ++idx[d - 1];
       }
@@ -123,7 +98,7 @@ struct StridedOperands {
   // Runs the rows in parallel.
   template <class F>
   void run(F&& inner) const {
-    parallel_for(numel, kGrainSize, [&](int64_t b, int64_t e) { for_each_row(b, e, inner); });
+    parallel_for(dims.numel, kGrainSize, [&](int64_t b, int64_t e) { for_each_row(b, e, inner); });
   }
 };
 

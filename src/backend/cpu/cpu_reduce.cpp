@@ -74,7 +74,7 @@ void reduce_typed(const View& dst, const View& src, uint64_t mask) {
     return;
   }
   if (n_out == 1 && red.ndim <= 1) {  // one long row: fixed blocks in parallel, merged in order
-    int64_t s = red.ndim ? red.strides[0] : 1;
+    int64_t s = red.ndim ? red.stride(0) : 1;
     int64_t nblocks = (n_red + kBlock * 16 - 1) / (kBlock * 16);
     std::vector<Acc> partial(nblocks);
     cpu::parallel_for(nblocks, 1, [&](int64_t b, int64_t e) {
@@ -91,7 +91,7 @@ void reduce_typed(const View& dst, const View& src, uint64_t mask) {
   // The innermost kept dim contiguous in src and dst: accumulate whole rows of it, over every
   // reduced offset in order (reducing leading or middle dims, e.g. dim 1 of (N, C, L)).
   const int kl = kept.ndim - 1;
-  if (kept.ndim >= 1 && kept.strides[kl] == 1 && out.ndim >= 1 && out.strides[out.ndim - 1] == 1 &&
+  if (kept.ndim >= 1 && kept.stride(kl) == 1 && out.ndim >= 1 && out.stride(out.ndim - 1) == 1 &&
       out.sizes[out.ndim - 1] % kept.sizes[kl] == 0 && kept.sizes[kl] >= 16) {
     const int64_t width = kept.sizes[kl], rows = n_out / width;
     constexpr int64_t kChunk = 2048;
@@ -119,7 +119,7 @@ void reduce_typed(const View& dst, const View& src, uint64_t mask) {
   // reduced in contiguous runs.
   DimGroup red_outer = red;
   int64_t run = 1;
-  if (red.ndim >= 2 && red.strides[red.ndim - 1] == 1) {
+  if (red.ndim >= 2 && red.stride(red.ndim - 1) == 1) {
     run = red.sizes[red.ndim - 1];
     --red_outer.ndim;
     red_outer.numel /= run;
@@ -130,7 +130,7 @@ void reduce_typed(const View& dst, const View& src, uint64_t mask) {
       const T* base = x + kept.offset(o);
       Acc acc;
       if (red.ndim <= 1) {
-        acc = reduce_run<op, T>(base, n_red, red.ndim ? red.strides[0] : 1);
+        acc = reduce_run<op, T>(base, n_red, red.ndim ? red.stride(0) : 1);
       } else if (run > 1) {
         acc = reduce_run<op, T>(base + red_outer.offset(0), run, 1);
         for (int64_t r = 1; r < red_outer.numel; ++r)
@@ -149,7 +149,7 @@ template <bool is_max, class T>
 void arg_reduce_typed(const View& dst, const View& src, uint64_t mask) {
   const reduce_detail::ReduceDims g = reduce_detail::split_reduce_dims(dst, src, mask);
   const DimGroup &kept = g.kept, &out = g.out;
-  int64_t len = g.reduced.numel, s = g.reduced.ndim ? g.reduced.strides[0] : 1;
+  int64_t len = g.reduced.numel, s = g.reduced.ndim ? g.reduced.stride(0) : 1;
   const T* x = static_cast<const T*>(src.data);
   int64_t* y = static_cast<int64_t*>(dst.data);
   int64_t grain = std::max<int64_t>(1, cpu::kGrainSize / std::max<int64_t>(len, 1));

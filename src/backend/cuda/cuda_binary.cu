@@ -33,7 +33,7 @@ __global__ void binary_strided(Out* out, const T* a, const T* b, OffsetCalc<3> o
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
        i += stride) {
     int64_t off[3];
-    oc.get(i, off);
+    oc.offsets(i, off);
     out[off[0]] = f(a[off[1]], b[off[2]]);
   }
 }
@@ -45,7 +45,7 @@ __global__ void where_strided(T* out, const bool* cond, const T* a, const T* b, 
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
        i += stride) {
     int64_t off[4];
-    oc.get(i, off);
+    oc.offsets(i, off);
     out[off[0]] = cond[off[1]] ? a[off[2]] : b[off[3]];
   }
 }
@@ -61,7 +61,7 @@ void binary_typed(const View& dst, const View& va, const View& vb, const F& f) {
   const T* a = static_cast<const T*>(va.data);
   const T* b = static_cast<const T*>(vb.data);
   cudaStream_t stream = current_stream();
-  if (all_contiguous(oc) && aligned_to(out, sizeof(Out) * V) && aligned_to(a, sizeof(T) * V) &&
+  if (oc.all_contiguous() && aligned_to(out, sizeof(Out) * V) && aligned_to(a, sizeof(T) * V) &&
       aligned_to(b, sizeof(T) * V))
     binary_contiguous<T, Out, V>
         <<<blocks_for((n + V - 1) / V), kThreads, 0, stream>>>(out, a, b, n, f);

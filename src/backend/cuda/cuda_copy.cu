@@ -14,7 +14,7 @@ __global__ void copy_strided(To* out, const From* in, OffsetCalc<2> oc, int64_t 
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
        i += stride) {
     int64_t off[2];
-    oc.get(i, off);
+    oc.offsets(i, off);
     out[off[0]] = math::cast<To>(in[off[1]]);
   }
 }
@@ -25,7 +25,7 @@ __global__ void fill_strided(T* out, OffsetCalc<1> oc, int64_t n, T value) {
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
        i += stride) {
     int64_t off[1];
-    oc.get(i, off);
+    oc.offsets(i, off);
     out[off[0]] = value;
   }
 }
@@ -37,7 +37,7 @@ void launch_copy(const View& dst, const View& src) {
   if (n == 0) return;
   OffsetCalc<2> oc = make_offset_calc<2>({&dst, &src});
   cudaStream_t stream = current_stream();
-  if (dst.dtype == src.dtype && all_contiguous(oc)) {
+  if (dst.dtype == src.dtype && oc.all_contiguous()) {
     EMBER_CUDA_CHECK(cudaMemcpyAsync(dst.data, src.data, n * element_size(dst.dtype),
                                      cudaMemcpyDeviceToDevice, stream),
                      "copy (cuda)");

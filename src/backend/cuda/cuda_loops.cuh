@@ -11,7 +11,7 @@
 
 #include "backend/cuda/cuda_check.h"
 #include "core/backend.h"
-#include "ember/error.h"
+#include "kernels/strided_iter.h"
 
 namespace ember::cuda_detail {
 
@@ -24,63 +24,14 @@ inline unsigned blocks_for(int64_t n, int threads = kThreads) {
   return static_cast<unsigned>(std::clamp<int64_t>(b, 1, 65536));
 }
 
-// Element offsets of N operands of one shape; strides in elements, dims merged when contiguous
-// in every operand, size-1 dims dropped.
+// Element offsets of N operands of one shape (kernels/strided_iter.h: dims merged when
+// contiguous in every operand, size-1 dims dropped), handed to kernels by value.
 template <int N>
-struct OffsetCalc {
-  int ndim = 0;
-  int64_t sizes[kMaxDims];
-  int64_t strides[N][kMaxDims];
-
-  __device__ void get(int64_t i, int64_t (&off)[N]) const {
-#pragma unroll
-    for (int k = 0; k < N; ++k) off[k] = 0;
-    for (int d = ndim - 1; d > 0; --d) {
-      int64_t q = i / sizes[d], r = i - q * sizes[d];
-#pragma unroll
-      for (int k = 0; k < N; ++k) off[k] += r * strides[k][d];
-      i = q;
-    }
-    if (ndim > 0) {
-#pragma unroll
-      for (int k = 0; k < N; ++k) off[k] += i * strides[k][0];
-    }
-  }
-};
+using OffsetCalc = kernels::StridedIter<N>;
 
 template <int N>
 OffsetCalc<N> make_offset_calc(const std::array<const View*, N>& views) {
-  OffsetCalc<N> oc;
-  const View& first = *views[0];
-  int nd = static_cast<int>(first.sizes.size());
-  EMBER_CHECK_KIND(Shape, nd <= kMaxDims, "[cuda] tensors with more than ", kMaxDims,
-                   " dims are not supported");
-  for (int d = 0; d < nd; ++d) {
-    int64_t size = first.sizes[d];
-    if (size == 1) continue;
-    bool merge = oc.ndim > 0;
-    for (int k = 0; k < N && merge; ++k)
-      merge = oc.strides[k][oc.ndim - 1] == views[k]->strides[d] * size;
-    if (merge) {
-      oc.sizes[oc.ndim - 1] *= size;
-      for (int k = 0; k < N; ++k) oc.strides[k][oc.ndim - 1] = views[k]->strides[d];
-    } else {
-      oc.sizes[oc.ndim] = size;
-      for (int k = 0; k < N; ++k) oc.strides[k][oc.ndim] = views[k]->strides[d];
-      ++oc.ndim;
-    }
-  }
-  return oc;
-}
-
-// Whether every operand is contiguous (after merging: one dim of stride 1, or a single element).
-template <int N>
-bool all_contiguous(const OffsetCalc<N>& oc) {
-  if (oc.ndim == 0) return true;
-  if (oc.ndim > 1) return false;
-  for (int k = 0; k < N; ++k)
-    if (oc.strides[k][0] != 1) return false;
-  return true;
+  return kernels::make_strided_iter<N>(views, "[cuda]");
 }
 
 // A 16-byte (or smaller, for 1-byte outputs of wide inputs) group of V elements.

@@ -192,7 +192,7 @@ template <bool is_max, class T>
 void arg_reduce_typed(const View& dst, const View& src, uint64_t mask) {
   const reduce_detail::ReduceDims g = reduce_detail::split_reduce_dims(dst, src, mask);
   const DimGroup &kept = g.kept, &out = g.out;
-  int64_t len = g.reduced.numel, s = g.reduced.ndim ? g.reduced.strides[0] : 1;
+  int64_t len = g.reduced.numel, s = g.reduced.ndim ? g.reduced.stride(0) : 1;
   int64_t n_out = kept.numel;
   EMBER_CHECK_KIND(Shape, n_out == 0 || len > 0,
                    "[cuda argmax/argmin] cannot reduce over an empty dim");

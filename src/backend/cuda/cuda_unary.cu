@@ -32,7 +32,7 @@ __global__ void unary_strided(Out* out, const T* in, OffsetCalc<2> oc, int64_t n
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
        i += stride) {
     int64_t off[2];
-    oc.get(i, off);
+    oc.offsets(i, off);
     out[off[0]] = f(in[off[1]]);
   }
 }
@@ -47,7 +47,7 @@ void unary_typed(const View& dst, const View& src, const F& f) {
   Out* out = static_cast<Out*>(dst.data);
   const T* in = static_cast<const T*>(src.data);
   cudaStream_t stream = current_stream();
-  if (all_contiguous(oc) && aligned_to(out, sizeof(Out) * V) && aligned_to(in, sizeof(T) * V))
+  if (oc.all_contiguous() && aligned_to(out, sizeof(Out) * V) && aligned_to(in, sizeof(T) * V))
     unary_contiguous<T, Out, V>
         <<<blocks_for((n + V - 1) / V), kThreads, 0, stream>>>(out, in, n, f);
   else
