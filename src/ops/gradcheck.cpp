@@ -1,4 +1,4 @@
-// autograd/gradcheck.cpp: backward's gradients against central finite differences.
+// ops/gradcheck.cpp: backward's gradients against central finite differences.
 #include <cmath>
 
 #include "ember/autograd.h"

@@ -1,4 +1,4 @@
-// core/indexing.cpp: t.index({0, Slice(1, None), None, Ellipsis}) -- basic indexing as views.
+// ops/indexing.cpp: t.index({0, Slice(1, None), None, Ellipsis}) -- basic indexing as views.
 #include "core/shape.h"
 #include "ember/tensor.h"
 

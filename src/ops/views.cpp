@@ -1,4 +1,4 @@
-// core/views.cpp: ops that return a view of the same storage (no data is copied).
+// ops/views.cpp: ops that return a view of the same storage (no data is copied).
 #include <algorithm>
 
 #include "autograd/function.h"
