@@ -71,7 +71,6 @@ Tensor& operator-=(Tensor& a, const Scalar& b);
 Tensor& operator*=(Tensor& a, const Scalar& b);
 Tensor& operator/=(Tensor& a, const Scalar& b);
 
-
 // --- joining and indexing
 Tensor cat(const std::vector<Tensor>& tensors, int64_t dim = 0);
 Tensor stack(const std::vector<Tensor>& tensors, int64_t dim = 0);
