@@ -1,6 +1,7 @@
 # tests/layers/check_layers_test.cmake: the layer check passes on the real tree and fails, naming
 # the file, both layers and the rule, on copies with an upward include of an internal header, of a
-# public header, and of a header no layer owns. Run as
+# public header, and of a header no layer owns; and docs/ARCHITECTURE.md's layer table names the
+# layers of cmake/layers.cmake, in order, with the same USES. Run as
 #   cmake -DEMBER_SOURCE_DIR=<repo> -DWORK_DIR=<scratch dir> -P check_layers_test.cmake
 cmake_minimum_required(VERSION 3.25)
 
@@ -47,4 +48,30 @@ foreach(c IN LISTS cases)
   run_check(${root} FALSE "${expect}")
   file(REMOVE_RECURSE ${root})
 endforeach()
-message(STATUS "layer check: passes on the tree, catches ${n} upward includes")
+# The table of docs/ARCHITECTURE.md: rows "| names | where | uses | what |" from base to data_io.
+include(${EMBER_SOURCE_DIR}/cmake/layers.cmake)
+file(STRINGS ${EMBER_SOURCE_DIR}/docs/ARCHITECTURE.md rows REGEX "^\\| [a-z_, ]+ \\| `src/")
+set(doc_layers "")
+foreach(row IN LISTS rows)
+  string(REGEX MATCH "^\\| ([a-z_, ]+) \\| [^|]+ \\| ([a-z_, -]+) \\|" ignored "${row}")
+  string(REPLACE ", " ";" names "${CMAKE_MATCH_1}")
+  string(REPLACE ", " ";" uses "${CMAKE_MATCH_2}")
+  if(uses STREQUAL "--")
+    set(uses "")
+  endif()
+  foreach(name IN LISTS names)
+    list(APPEND doc_layers ${name})
+    set(expected ${EMBER_LAYER_${name}_USES})
+    list(SORT expected)
+    list(SORT uses)
+    if(NOT "${expected}" STREQUAL "${uses}")
+      message(FATAL_ERROR "docs/ARCHITECTURE.md says ${name} uses \"${uses}\", "
+              "cmake/layers.cmake says \"${expected}\"")
+    endif()
+  endforeach()
+endforeach()
+if(NOT "${doc_layers}" STREQUAL "${EMBER_LAYERS}")
+  message(FATAL_ERROR "docs/ARCHITECTURE.md's layer table lists \"${doc_layers}\", "
+          "cmake/layers.cmake \"${EMBER_LAYERS}\"")
+endif()
+message(STATUS "layer check: passes on the tree, catches ${n} upward includes; the docs' table matches")
