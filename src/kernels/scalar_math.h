@@ -6,13 +6,8 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "kernels/host_device.h"
 #include "kernels/op_tables.h"
-
-#if defined(__CUDACC__)
-#define EMBER_HOST_DEVICE __host__ __device__
-#else
-#define EMBER_HOST_DEVICE
-#endif
 
 namespace ember::math {
 

@@ -9,15 +9,8 @@
 #include <cstdint>
 
 #include "ember/error.h"
+#include "kernels/host_device.h"
 #include "kernels/view.h"
-
-#ifndef EMBER_HOST_DEVICE
-#if defined(__CUDACC__)
-#define EMBER_HOST_DEVICE __host__ __device__
-#else
-#define EMBER_HOST_DEVICE
-#endif
-#endif
 
 #if defined(__CUDA_ARCH__)
 #define EMBER_STRIDED_ITER_UNROLL _Pragma("unroll")
