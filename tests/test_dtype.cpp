@@ -1,4 +1,5 @@
-// tests/test_dtype.cpp: dtypes -- sizes, names, promote_types, can_cast, the dtype of Scalars --
+// tests/test_dtype.cpp: dtypes -- sizes, names, promote_types and can_cast against PyTorch's own
+// answers for every pair (tests/reference/promote_types.txt), the dtype of Scalars --
 // and PyTorch's result_type rules for dimensioned tensors, 0-dim tensors and Scalars, checked both
 // through result_type() and through the dtype and values an element-wise op actually returns.
 //
@@ -8,7 +9,10 @@
 // combine_categories(higher, lower) keeps the higher group unless the lower one is of a higher
 // kind (floating over integral, anything over bool), in which case the two are promoted.
 #include <array>
+#include <fstream>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "test_util.h"
 
@@ -17,7 +21,7 @@ namespace {
 
 using testing::tensor_equal;
 
-constexpr std::array<DType, 6> kAll = {kBool, kUInt8, kInt32, kInt64, kFloat32, kFloat64};
+constexpr auto kAll = kAllDTypes;
 
 TEST(DType, ElementSizes) {
   EXPECT_EQ(element_size(kBool), 1u);
@@ -107,41 +111,62 @@ TEST(DType, ScalarKindsAndDtypes) {
   EXPECT_EQ(os.str(), "True -4 0.5");
 }
 
-TEST(DType, PromoteTypesTable) {
-  // torch.promote_types for every pair of ember's dtypes (the same as torch's table restricted to
-  // them: bool < uint8 < int32 < int64 < float32 < float64; e.g. promote_types(uint8, long) is
-  // long and promote_types(int32, float32) is float32, the examples in torch.promote_types' docs).
-  const DType expected[6][6] = {
-      //           bool     uint8    int32    int64    float32  float64
-      /* bool */ {kBool, kUInt8, kInt32, kInt64, kFloat32, kFloat64},
-      /* uint8 */ {kUInt8, kUInt8, kInt32, kInt64, kFloat32, kFloat64},
-      /* int32 */ {kInt32, kInt32, kInt32, kInt64, kFloat32, kFloat64},
-      /* int64 */ {kInt64, kInt64, kInt64, kInt64, kFloat32, kFloat64},
-      /* float32 */ {kFloat32, kFloat32, kFloat32, kFloat32, kFloat32, kFloat64},
-      /* float64 */ {kFloat64, kFloat64, kFloat64, kFloat64, kFloat64, kFloat64},
-  };
-  for (size_t i = 0; i < kAll.size(); ++i)
-    for (size_t j = 0; j < kAll.size(); ++j)
-      EXPECT_EQ(promote_types(kAll[i], kAll[j]), expected[i][j]) << kAll[i] << ", " << kAll[j];
-  static_assert(promote_types(kInt64, kFloat32) == kFloat32);
+// One line of tests/reference/promote_types.txt, written by PyTorch.
+struct TorchPair {
+  std::string a, b, promoted;
+  bool can_cast = false;
+};
+
+std::vector<TorchPair> torch_pairs() {
+  std::ifstream in(std::string(EMBER_REFERENCE_DIR) + "/promote_types.txt");
+  EXPECT_TRUE(in) << "cannot read tests/reference/promote_types.txt";
+  std::vector<TorchPair> pairs;
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    std::istringstream fields(line);
+    TorchPair p;
+    int cast = 0;
+    fields >> p.a >> p.b >> p.promoted >> cast;
+    p.can_cast = cast != 0;
+    pairs.push_back(p);
+  }
+  return pairs;
 }
 
-TEST(DType, CanCastTable) {
-  // torch.can_cast (c10::canCast): everything may be cast except floating -> integral or bool,
-  // and non-bool -> bool. torch.can_cast(torch.double, torch.float) is True,
-  // torch.can_cast(torch.float, torch.int) is False (its docs' examples).
-  const bool expected[6][6] = {
-      // to:    bool   uint8  int32  int64  f32    f64
-      /* bool */ {true, true, true, true, true, true},
-      /* uint8 */ {false, true, true, true, true, true},
-      /* int32 */ {false, true, true, true, true, true},
-      /* int64 */ {false, true, true, true, true, true},
-      /* float32 */ {false, false, false, false, true, true},
-      /* float64 */ {false, false, false, false, true, true},
-  };
-  for (size_t i = 0; i < kAll.size(); ++i)
-    for (size_t j = 0; j < kAll.size(); ++j)
-      EXPECT_EQ(can_cast(kAll[i], kAll[j]), expected[i][j]) << kAll[i] << " -> " << kAll[j];
+TEST(DType, PromoteTypesAndCanCastMatchTorchForEveryPair) {
+  // torch.promote_types and torch.can_cast as PyTorch computes them (the fixture lists PyTorch's
+  // real dtypes; pairs with a dtype ember lacks are skipped), and every pair of ember's dtypes
+  // must be in the fixture.
+  int checked = 0;
+  for (const TorchPair& p : torch_pairs()) {
+    auto a = dtype_from_name(p.a), b = dtype_from_name(p.b);
+    if (!a || !b) continue;
+    auto promoted = dtype_from_name(p.promoted);
+    ASSERT_TRUE(promoted) << p.a << " + " << p.b << " promotes to " << p.promoted
+                          << ", which ember lacks";
+    EXPECT_EQ(promote_types(*a, *b), *promoted) << p.a << ", " << p.b;
+    EXPECT_EQ(can_cast(*a, *b), p.can_cast) << p.a << " -> " << p.b;
+    ++checked;
+  }
+  EXPECT_EQ(checked, kNumDTypes * kNumDTypes);
+  // The examples of torch.promote_types' and torch.can_cast's docs.
+  static_assert(promote_types(kInt32, kFloat32) == kFloat32);
+  static_assert(promote_types(kUInt8, kInt64) == kInt64);
+  static_assert(can_cast(kFloat64, kFloat32) && !can_cast(kFloat32, kInt32));
+}
+
+TEST(DType, NamesRoundTrip) {
+  for (DType t : kAllDTypes) {
+    EXPECT_EQ(dtype_from_name(dtype_name(t)), t) << t;
+    EXPECT_EQ(dtype_from_name(std::string("torch.") + dtype_name(t)), t) << t;
+  }
+  EXPECT_EQ(dtype_from_name("float"), kFloat32);
+  EXPECT_EQ(dtype_from_name("double"), kFloat64);
+  EXPECT_EQ(dtype_from_name("long"), kInt64);
+  EXPECT_EQ(dtype_from_name("int"), kInt32);
+  EXPECT_FALSE(dtype_from_name("float128"));
+  EXPECT_FALSE(dtype_from_name(""));
 }
 
 // The same rules seen through tensors on each device.

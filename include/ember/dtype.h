@@ -1,59 +1,126 @@
-// ember/dtype.h: element types, their sizes and names, and PyTorch's type promotion rules.
+// ember/dtype.h: element types -- the enum, names, sizes and kinds generated from the registry
+// (ember/dtypes.def), visit_dtype, and PyTorch's type promotion table and can_cast rule.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <iosfwd>
+#include <optional>
+#include <string_view>
 #include <type_traits>
 
 namespace ember {
 
-// Ordered so that promotion between any two is their maximum.
-enum class DType : uint8_t { Bool, UInt8, Int32, Int64, Float32, Float64 };
+enum class DType : uint8_t {
+#define EMBER_DTYPE(Name, ...) Name,
+#include "ember/dtypes.def"
+#undef EMBER_DTYPE
+};
 
-inline constexpr DType kBool = DType::Bool;
-inline constexpr DType kUInt8 = DType::UInt8;
-inline constexpr DType kInt32 = DType::Int32;
-inline constexpr DType kInt64 = DType::Int64;
-inline constexpr DType kFloat32 = DType::Float32;
-inline constexpr DType kFloat64 = DType::Float64;
+inline constexpr int kNumDTypes = 0
+#define EMBER_DTYPE(...) +1
+#include "ember/dtypes.def"
+#undef EMBER_DTYPE
+    ;
+
+// kFloat32, kInt64, ...: one constant per registry line, and PyTorch's aliases.
+#define EMBER_DTYPE(Name, ...) inline constexpr DType k##Name = DType::Name;
+#include "ember/dtypes.def"
+#undef EMBER_DTYPE
 inline constexpr DType kByte = kUInt8;
 inline constexpr DType kInt = kInt32;
 inline constexpr DType kLong = kInt64;
 inline constexpr DType kFloat = kFloat32;
 inline constexpr DType kDouble = kFloat64;
 
+// Every dtype, in the registry's order.
+inline constexpr std::array<DType, kNumDTypes> kAllDTypes = {
+#define EMBER_DTYPE(Name, ...) DType::Name,
+#include "ember/dtypes.def"
+#undef EMBER_DTYPE
+};
+
+enum class DTypeKind : uint8_t { Bool, Unsigned, Signed, Float };
+
+// One registry line: the facts every other file reads instead of naming dtypes itself.
+struct DTypeInfo {
+  const char* name;         // "float32", as after "torch."
+  size_t size;              // bytes per element
+  DTypeKind kind;           //
+  const char* safetensors;  // "F32"
+  const char* numpy;        // "<f4", or "" where NumPy has no such type
+  uint8_t dlpack_code;      // DLDataTypeCode
+  uint8_t dlpack_bits;      //
+};
+
+inline constexpr DTypeInfo kDTypeInfo[kNumDTypes] = {
+#define EMBER_DTYPE(Name, T, kind, torch_name, st, np, dl_code, dl_bits) \
+  {torch_name, sizeof(T), DTypeKind::kind, st, np, dl_code, dl_bits},
+#include "ember/dtypes.def"
+#undef EMBER_DTYPE
+};
+
+constexpr const DTypeInfo& dtype_info(DType t) {
+  return kDTypeInfo[static_cast<int>(t)];
+}
 constexpr size_t element_size(DType t) {
-  switch (t) {
-    case DType::Bool:
-    case DType::UInt8:
-      return 1;
-    case DType::Int32:
-    case DType::Float32:
-      return 4;
-    case DType::Int64:
-    case DType::Float64:
-      return 8;
-  }
-  return 0;
+  return dtype_info(t).size;
 }
 constexpr bool is_floating_point(DType t) {
-  return t == kFloat32 || t == kFloat64;
+  return dtype_info(t).kind == DTypeKind::Float;
 }
 constexpr bool is_integral(DType t, bool include_bool) {
-  return t == kUInt8 || t == kInt32 || t == kInt64 || (include_bool && t == kBool);
+  DTypeKind k = dtype_info(t).kind;
+  return k == DTypeKind::Unsigned || k == DTypeKind::Signed ||
+         (include_bool && k == DTypeKind::Bool);
+}
+constexpr bool is_signed(DType t) {
+  DTypeKind k = dtype_info(t).kind;
+  return k == DTypeKind::Signed || k == DTypeKind::Float;
 }
 
 // "float32", "int64", ... as in torch.float32.
-const char* dtype_name(DType t);
+constexpr const char* dtype_name(DType t) {
+  return dtype_info(t).name;
+}
+// The dtype of a torch name: "float32" or an alias PyTorch accepts ("float", "double", "long",
+// "int", "bool", "uint8"); an optional "torch." prefix is allowed.
+std::optional<DType> dtype_from_name(std::string_view name);
 std::ostream& operator<<(std::ostream& os, DType t);
 
-// torch.promote_types for the dtypes ember has.
+namespace dtype_detail {
+// PyTorch's promotion table (c10::promoteTypes) on ember's dtypes, one row and column per registry
+// line in its order; tests/test_dtype.cpp checks every pair against torch.promote_types.
+inline constexpr DType b1 = kBool, u1 = kUInt8, i4 = kInt32, i8 = kInt64, f4 = kFloat32,
+                       f8 = kFloat64;
+inline constexpr DType kPromotion[kNumDTypes][kNumDTypes] = {
+    /*        b1  u1  i4  i8  f4  f8 */
+    /* b1 */ {b1, u1, i4, i8, f4, f8},
+    /* u1 */ {u1, u1, i4, i8, f4, f8},
+    /* i4 */ {i4, i4, i4, i8, f4, f8},
+    /* i8 */ {i8, i8, i8, i8, f4, f8},
+    /* f4 */ {f4, f4, f4, f4, f4, f8},
+    /* f8 */ {f8, f8, f8, f8, f8, f8},
+};
+// A row left out would read as bool: every dtype promotes with itself to itself, symmetrically.
+constexpr bool promotion_table_consistent() {
+  for (int i = 0; i < kNumDTypes; ++i) {
+    if (kPromotion[i][i] != kAllDTypes[i]) return false;
+    for (int j = 0; j < kNumDTypes; ++j)
+      if (kPromotion[i][j] != kPromotion[j][i]) return false;
+  }
+  return true;
+}
+static_assert(promotion_table_consistent(), "the promotion table does not match dtypes.def");
+}  // namespace dtype_detail
+
+// torch.promote_types.
 constexpr DType promote_types(DType a, DType b) {
-  return a > b ? a : b;
+  return dtype_detail::kPromotion[static_cast<int>(a)][static_cast<int>(b)];
 }
 
-// torch.can_cast: no float -> integral, no non-bool -> bool.
+// torch.can_cast: no floating -> integral or bool, no non-bool -> bool.
 constexpr bool can_cast(DType from, DType to) {
   if (is_floating_point(from) && is_integral(to, true)) return false;
   if (from != kBool && to == kBool) return false;
@@ -65,43 +132,55 @@ constexpr DType default_dtype() {
   return kFloat32;
 }
 
+// The C++ type of a dtype: dtype_t<kFloat32> is float.
+namespace dtype_detail {
+template <DType>
+struct CppType;
+#define EMBER_DTYPE(Name, T, ...) \
+  template <>                     \
+  struct CppType<DType::Name> {   \
+    using type = T;               \
+  };
+#include "ember/dtypes.def"
+#undef EMBER_DTYPE
+
+template <class T>
+struct DTypeOf {
+  static_assert(sizeof(T) == 0, "ember has no dtype for this C++ type");
+};
+#define EMBER_DTYPE(Name, T, ...)               \
+  template <>                                   \
+  struct DTypeOf<T> {                           \
+    static constexpr DType value = DType::Name; \
+  };
+#include "ember/dtypes.def"
+#undef EMBER_DTYPE
+}  // namespace dtype_detail
+
+template <DType t>
+using dtype_t = typename dtype_detail::CppType<t>::type;
+
+// The dtype of a C++ type: dtype_of<float>() is kFloat32 (long long counts as int64).
 template <class T>
 constexpr DType dtype_of() {
   using U = std::remove_cv_t<T>;
-  if constexpr (std::is_same_v<U, bool>)
-    return kBool;
-  else if constexpr (std::is_same_v<U, uint8_t>)
-    return kUInt8;
-  else if constexpr (std::is_same_v<U, int32_t>)
-    return kInt32;
-  else if constexpr (std::is_same_v<U, int64_t> || std::is_same_v<U, long long>)
+  if constexpr (std::is_same_v<U, long long> && !std::is_same_v<int64_t, long long>)
     return kInt64;
-  else if constexpr (std::is_same_v<U, float>)
-    return kFloat32;
-  else if constexpr (std::is_same_v<U, double>)
-    return kFloat64;
   else
-    static_assert(sizeof(U) == 0, "ember has no dtype for this C++ type");
+    return dtype_detail::DTypeOf<U>::value;
 }
 
 // Calls f.template operator()<T>() with T the C++ type of dtype t.
 template <class F>
 decltype(auto) visit_dtype(DType t, F&& f) {
   switch (t) {
-    case DType::Bool:
-      return f.template operator()<bool>();
-    case DType::UInt8:
-      return f.template operator()<uint8_t>();
-    case DType::Int32:
-      return f.template operator()<int32_t>();
-    case DType::Int64:
-      return f.template operator()<int64_t>();
-    case DType::Float32:
-      return f.template operator()<float>();
-    case DType::Float64:
-      break;
+#define EMBER_DTYPE(Name, T, ...) \
+  case DType::Name:               \
+    return f.template operator()<T>();
+#include "ember/dtypes.def"
+#undef EMBER_DTYPE
   }
-  return f.template operator()<double>();
+  __builtin_unreachable();
 }
 
 }  // namespace ember

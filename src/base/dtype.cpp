@@ -1,4 +1,4 @@
-// base/dtype.cpp: dtype and scalar names.
+// base/dtype.cpp: dtypes by name, and dtype and scalar printing.
 #include "ember/dtype.h"
 
 #include <ostream>
@@ -7,22 +7,19 @@
 
 namespace ember {
 
-const char* dtype_name(DType t) {
-  switch (t) {
-    case DType::Bool:
-      return "bool";
-    case DType::UInt8:
-      return "uint8";
-    case DType::Int32:
-      return "int32";
-    case DType::Int64:
-      return "int64";
-    case DType::Float32:
-      return "float32";
-    case DType::Float64:
-      return "float64";
-  }
-  return "unknown";
+std::optional<DType> dtype_from_name(std::string_view name) {
+  if (name.starts_with("torch.")) name.remove_prefix(6);
+  for (DType t : kAllDTypes)
+    if (name == dtype_name(t)) return t;
+  // PyTorch's other names for the same dtypes (torch.float is torch.float32, ...).
+  struct Alias {
+    std::string_view name;
+    DType dtype;
+  };
+  for (Alias a : {Alias{"float", kFloat32}, Alias{"double", kFloat64}, Alias{"long", kInt64},
+                  Alias{"int", kInt32}})
+    if (name == a.name) return a.dtype;
+  return std::nullopt;
 }
 
 std::ostream& operator<<(std::ostream& os, DType t) {

@@ -20,25 +20,12 @@ namespace {
 constexpr int64_t kMaxElements = int64_t{1} << 56;
 
 DLDataType dl_dtype(DType t) {
-  switch (t) {
-    case DType::Bool:
-      return {dlpack::kDLBool, 8, 1};
-    case DType::UInt8:
-      return {dlpack::kDLUInt, 8, 1};
-    case DType::Int32:
-      return {dlpack::kDLInt, 32, 1};
-    case DType::Int64:
-      return {dlpack::kDLInt, 64, 1};
-    case DType::Float32:
-      return {dlpack::kDLFloat, 32, 1};
-    case DType::Float64:
-      return {dlpack::kDLFloat, 64, 1};
-  }
-  return {dlpack::kDLOpaqueHandle, 0, 0};
+  const DTypeInfo& i = dtype_info(t);
+  return {i.dlpack_code, i.dlpack_bits, 1};
 }
 
 std::optional<DType> ember_dtype(DLDataType d) {
-  for (DType t : {kBool, kUInt8, kInt32, kInt64, kFloat32, kFloat64}) {
+  for (DType t : kAllDTypes) {
     DLDataType e = dl_dtype(t);
     if (e.code == d.code && e.bits == d.bits) return t;
   }

@@ -22,22 +22,12 @@ constexpr unsigned char kMagic[6] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
 constexpr size_t kAlign = 64;  // numpy aligns the data to 64 bytes
 constexpr int64_t kMaxElements = int64_t{1} << 56;
 
-const char* npy_descr(DType t) {
-  switch (t) {
-    case DType::Bool:
-      return "|b1";
-    case DType::UInt8:
-      return "|u1";
-    case DType::Int32:
-      return "<i4";
-    case DType::Int64:
-      return "<i8";
-    case DType::Float32:
-      return "<f4";
-    case DType::Float64:
-      return "<f8";
-  }
-  return "?";
+// The little-endian descr of t, after a check that NumPy has such a type.
+std::string npy_descr(DType t) {
+  std::string d = dtype_info(t).numpy;
+  EMBER_CHECK_KIND(DType, !d.empty(), "[save_npy] NumPy has no ", dtype_name(t),
+                   " type; convert the tensor first, e.g. t.to(ember::kFloat32)");
+  return d;
 }
 
 struct Descr {
@@ -45,6 +35,7 @@ struct Descr {
   bool big_endian;
 };
 
+// A descr as NumPy writes it ('<f4', '>i8', '|b1', '?', 'f8', ...) -> the dtype and byte order.
 std::optional<Descr> parse_descr(const std::string& descr) {
   std::string_view d = descr;
   bool big = false;
@@ -52,12 +43,11 @@ std::optional<Descr> parse_descr(const std::string& descr) {
     big = d[0] == '>';
     d.remove_prefix(1);
   }
-  if (d == "b1" || d == "?") return Descr{kBool, false};
-  if (d == "u1") return Descr{kUInt8, false};
-  if (d == "i4") return Descr{kInt32, big};
-  if (d == "i8") return Descr{kInt64, big};
-  if (d == "f4") return Descr{kFloat32, big};
-  if (d == "f8") return Descr{kFloat64, big};
+  if (d == "?") return Descr{kBool, false};
+  for (DType t : kAllDTypes) {
+    std::string_view known = dtype_info(t).numpy;
+    if (!known.empty() && d == known.substr(1)) return Descr{t, big && element_size(t) > 1};
+  }
   return std::nullopt;
 }
 
@@ -81,7 +71,7 @@ void byteswap(unsigned char* p, int64_t count, size_t width) {
 
 std::string encode_npy(const Tensor& t) {
   Tensor c = t.detach().cpu().contiguous();
-  std::string dict = std::string("{'descr': '") + npy_descr(c.dtype()) +
+  std::string dict = "{'descr': '" + npy_descr(c.dtype()) +
                      "', 'fortran_order': False, 'shape': " + shape_tuple(c.sizes()) + ", }";
   size_t preamble = 10;
   size_t header_len = (preamble + dict.size() + 1 + kAlign - 1) / kAlign * kAlign - preamble;

@@ -19,25 +19,11 @@ constexpr uint64_t kMaxHeader = 100u << 20;  // 100 MB, as the reference impleme
 constexpr uint64_t kMaxElements = uint64_t{1} << 56;
 
 const char* safetensors_dtype(DType t) {
-  switch (t) {
-    case DType::Bool:
-      return "BOOL";
-    case DType::UInt8:
-      return "U8";
-    case DType::Int32:
-      return "I32";
-    case DType::Int64:
-      return "I64";
-    case DType::Float32:
-      return "F32";
-    case DType::Float64:
-      return "F64";
-  }
-  return "?";
+  return dtype_info(t).safetensors;
 }
 
 std::optional<DType> parse_dtype(const std::string& s) {
-  for (DType t : {kBool, kUInt8, kInt32, kInt64, kFloat32, kFloat64})
+  for (DType t : kAllDTypes)
     if (s == safetensors_dtype(t)) return t;
   return std::nullopt;
 }
