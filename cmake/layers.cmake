@@ -10,7 +10,8 @@ set(EMBER_LAYERS base kernels core backend_cpu backend_cuda autograd ops nn data
 
 # Errors, dtypes and scalars.
 set(EMBER_LAYER_base_DIRS src/base)
-set(EMBER_LAYER_base_HEADERS ember/error.h ember/dtype.h ember/dtypes.def ember/scalar.h)
+set(EMBER_LAYER_base_HEADERS ember/error.h ember/dtype.h ember/dtypes.def ember/half.h
+    ember/scalar.h)
 set(EMBER_LAYER_base_USES)
 
 # Kernel-common code, header-only and usable on host and device: the element-wise op tables and

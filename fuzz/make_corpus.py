@@ -40,7 +40,8 @@ put("npy", "valid_empty", npy(np.zeros((0, 3), dtype=np.float32)))
 put("npy", "invalid_truncated", npy(a)[:-3])
 put("npy", "invalid_object",
     npy(a).replace(b"'<f4'", b"'|O8'"))
-put("npy", "invalid_f2", npy(np.array([1, 2], dtype=np.float16)))
+put("npy", "valid_f2", npy(np.array([1, 2], dtype=np.float16)))
+put("npy", "invalid_c8", npy(np.array([1, 2], dtype=np.complex64)))
 put("npy", "invalid_magic", b"\x93NUMPZ" + npy(a)[6:])
 
 arrays = {"w": a, "b": np.array([1, 2], dtype=np.int32), "m": np.array([True])}

@@ -79,7 +79,8 @@ TEST_P(DlpackTest, ExportDescribesTheTensor) {
   };
   for (Code c :
        {Code{kBool, kDLBool, 8}, Code{kUInt8, kDLUInt, 8}, Code{kInt32, kDLInt, 32},
-        Code{kInt64, kDLInt, 64}, Code{kFloat32, kDLFloat, 32}, Code{kFloat64, kDLFloat, 64}}) {
+        Code{kInt64, kDLInt, 64}, Code{kFloat32, kDLFloat, 32}, Code{kFloat64, kDLFloat, 64},
+        Code{kFloat16, kDLFloat, 16}, Code{kBFloat16, kDLBfloat, 16}}) {
     DLManagedTensorVersioned* v = io::to_dlpack_versioned(zeros({2}, on(c.dtype)));
     EXPECT_EQ(v->version.major, 1u);
     EXPECT_EQ(v->version.minor, 0u);
@@ -181,8 +182,8 @@ TEST(DlpackImport, RefusalsLeaveOwnershipWithTheCaller) {
   auto refuses = [&](ErrorKind kind, const std::string& fragment) {
     return throws_error([&] { io::from_dlpack(m); }, kind, {"[from_dlpack] ", fragment});
   };
-  m->dl_tensor.dtype = {kDLFloat, 16, 1};
-  EXPECT_TRUE(refuses(ErrorKind::DType, "unsupported DLPack dtype (code 2, bits 16)"));
+  m->dl_tensor.dtype = {kDLFloat, 8, 1};
+  EXPECT_TRUE(refuses(ErrorKind::DType, "unsupported DLPack dtype (code 2, bits 8)"));
   m->dl_tensor.dtype = {kDLInt, 8, 1};
   EXPECT_TRUE(refuses(ErrorKind::DType, "unsupported DLPack dtype (code 0, bits 8)"));
   m->dl_tensor.dtype = {kDLFloat, 32, 4};

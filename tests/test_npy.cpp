@@ -165,8 +165,8 @@ TEST_P(NpyTest, RefusesMalformedFiles) {
   EXPECT_TRUE(bad(npy_file(1, "{'descr': '|O', 'fortran_order': False, 'shape': (2,), }",
                            std::string(16, '\0')),
                   "object arrays (descr '|O') hold pickled Python objects"));
-  EXPECT_TRUE(bad(npy_file(1, "{'descr': '<f2', 'fortran_order': False, 'shape': (2,), }", "abcd"),
-                  "unsupported dtype '<f2'"));
+  EXPECT_TRUE(bad(npy_file(1, "{'descr': '<i2', 'fortran_order': False, 'shape': (2,), }", "abcd"),
+                  "unsupported dtype '<i2'"));
   EXPECT_TRUE(
       bad(npy_file(1, "{'descr': [('a', '<i4')], 'fortran_order': False, 'shape': (1,), }", "abcd"),
           "structured dtypes (a list descr) are not supported"));

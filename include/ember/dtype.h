@@ -10,6 +10,8 @@
 #include <string_view>
 #include <type_traits>
 
+#include "ember/half.h"
+
 namespace ember {
 
 enum class DType : uint8_t {
@@ -33,6 +35,7 @@ inline constexpr DType kInt = kInt32;
 inline constexpr DType kLong = kInt64;
 inline constexpr DType kFloat = kFloat32;
 inline constexpr DType kDouble = kFloat64;
+inline constexpr DType kHalf = kFloat16;
 
 // Every dtype, in the registry's order.
 inline constexpr std::array<DType, kNumDTypes> kAllDTypes = {
@@ -55,7 +58,7 @@ struct DTypeInfo {
 };
 
 inline constexpr DTypeInfo kDTypeInfo[kNumDTypes] = {
-#define EMBER_DTYPE(Name, T, kind, torch_name, st, np, dl_code, dl_bits) \
+#define EMBER_DTYPE(Name, T, C, kind, torch_name, st, np, dl_code, dl_bits) \
   {torch_name, sizeof(T), DTypeKind::kind, st, np, dl_code, dl_bits},
 #include "ember/dtypes.def"
 #undef EMBER_DTYPE
@@ -85,23 +88,25 @@ constexpr const char* dtype_name(DType t) {
   return dtype_info(t).name;
 }
 // The dtype of a torch name: "float32" or an alias PyTorch accepts ("float", "double", "long",
-// "int", "bool", "uint8"); an optional "torch." prefix is allowed.
+// "int", "half"); an optional "torch." prefix is allowed.
 std::optional<DType> dtype_from_name(std::string_view name);
 std::ostream& operator<<(std::ostream& os, DType t);
 
 namespace dtype_detail {
 // PyTorch's promotion table (c10::promoteTypes) on ember's dtypes, one row and column per registry
 // line in its order; tests/test_dtype.cpp checks every pair against torch.promote_types.
-inline constexpr DType b1 = kBool, u1 = kUInt8, i4 = kInt32, i8 = kInt64, f4 = kFloat32,
-                       f8 = kFloat64;
+inline constexpr DType b1 = kBool, u1 = kUInt8, i4 = kInt32, i8 = kInt64, f2 = kFloat16,
+                       bf = kBFloat16, f4 = kFloat32, f8 = kFloat64;
 inline constexpr DType kPromotion[kNumDTypes][kNumDTypes] = {
-    /*        b1  u1  i4  i8  f4  f8 */
-    /* b1 */ {b1, u1, i4, i8, f4, f8},
-    /* u1 */ {u1, u1, i4, i8, f4, f8},
-    /* i4 */ {i4, i4, i4, i8, f4, f8},
-    /* i8 */ {i8, i8, i8, i8, f4, f8},
-    /* f4 */ {f4, f4, f4, f4, f4, f8},
-    /* f8 */ {f8, f8, f8, f8, f8, f8},
+    /*        b1  u1  i4  i8  f2  bf  f4  f8 */
+    /* b1 */ {b1, u1, i4, i8, f2, bf, f4, f8},
+    /* u1 */ {u1, u1, i4, i8, f2, bf, f4, f8},
+    /* i4 */ {i4, i4, i4, i8, f2, bf, f4, f8},
+    /* i8 */ {i8, i8, i8, i8, f2, bf, f4, f8},
+    /* f2 */ {f2, f2, f2, f2, f2, f4, f4, f8},
+    /* bf */ {bf, bf, bf, bf, f4, bf, f4, f8},
+    /* f4 */ {f4, f4, f4, f4, f4, f4, f4, f8},
+    /* f8 */ {f8, f8, f8, f8, f8, f8, f8, f8},
 };
 // A row left out would read as bool: every dtype promotes with itself to itself, symmetrically.
 constexpr bool promotion_table_consistent() {
@@ -160,6 +165,24 @@ struct DTypeOf {
 template <DType t>
 using dtype_t = typename dtype_detail::CppType<t>::type;
 
+// The type kernels compute in for elements of type T (PyTorch's opmath_type): float for Half and
+// BFloat16, T itself otherwise.
+namespace dtype_detail {
+template <class T>
+struct OpMath {
+  using type = T;
+};
+#define EMBER_DTYPE(Name, T, C, ...) \
+  template <>                        \
+  struct OpMath<T> {                 \
+    using type = C;                  \
+  };
+#include "ember/dtypes.def"
+#undef EMBER_DTYPE
+}  // namespace dtype_detail
+template <class T>
+using opmath_t = typename dtype_detail::OpMath<std::remove_cv_t<T>>::type;
+
 // The dtype of a C++ type: dtype_of<float>() is kFloat32 (long long counts as int64).
 template <class T>
 constexpr DType dtype_of() {
@@ -181,6 +204,16 @@ decltype(auto) visit_dtype(DType t, F&& f) {
 #undef EMBER_DTYPE
   }
   __builtin_unreachable();
+}
+
+// The dtype kernels compute t in (opmath_t's dtype): float32 for float16 and bfloat16, t itself
+// otherwise.
+inline DType opmath_dtype(DType t) {
+  return visit_dtype(t, []<class T>() { return dtype_of<opmath_t<T>>(); });
+}
+// float16 and bfloat16: stored in 16 bits, computed in float32.
+constexpr bool is_reduced_float(DType t) {
+  return is_floating_point(t) && element_size(t) == 2;
 }
 
 }  // namespace ember

@@ -26,6 +26,8 @@ class Scalar {
       d_ = static_cast<double>(v);
     }
   }
+  template <class T>
+  requires is_reduced_float_v<T> Scalar(T v) : Scalar(static_cast<float>(v)) {}  // NOLINT
 
   Kind kind() const { return kind_; }
   bool is_floating_point() const { return kind_ == Kind::Float; }
@@ -43,6 +45,8 @@ class Scalar {
       return kind_ == Kind::Float ? d_ != 0 : i_ != 0;
     else if constexpr (std::is_floating_point_v<T>)
       return static_cast<T>(to_double());
+    else if constexpr (is_reduced_float_v<T>)
+      return T(static_cast<float>(to_double()));
     else
       return kind_ == Kind::Float ? static_cast<T>(static_cast<int64_t>(d_)) : static_cast<T>(i_);
   }

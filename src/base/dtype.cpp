@@ -17,7 +17,7 @@ std::optional<DType> dtype_from_name(std::string_view name) {
     DType dtype;
   };
   for (Alias a : {Alias{"float", kFloat32}, Alias{"double", kFloat64}, Alias{"long", kInt64},
-                  Alias{"int", kInt32}})
+                  Alias{"int", kInt32}, Alias{"half", kFloat16}})
     if (name == a.name) return a.dtype;
   return std::nullopt;
 }

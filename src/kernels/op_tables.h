@@ -81,18 +81,26 @@ struct UnaryParams {
 };
 
 // Instantiates body (a template lambda over the element type) for the dtypes an op of this kind
-// can see: float32 and float64 for Float ops, every dtype otherwise. Shared by the backends' loops.
+// can see: the floating dtypes for Float ops, every dtype otherwise. Shared by the backends' loops.
 template <OpKind kind, class Body>
 void dispatch_kind(DType t, const char* name, Body&& body) {
   if constexpr (kind == OpKind::Float) {
     EMBER_CHECK_KIND(DType, is_floating_point(t), "[", name, "] internal: expected a float dtype");
-    if (t == kFloat32)
-      body.template operator()<float>();
-    else
-      body.template operator()<double>();
+    visit_dtype(t, [&]<class T>() {
+      if constexpr (is_float_v<T>) body.template operator()<T>();
+    });
   } else {
     visit_dtype(t, body);
   }
+}
+
+// Backend kernels written for float32 and float64 only (matmul's GEMM, softmax, random reals,
+// optimizer steps): the ops layer hands them float16 and bfloat16 as float32 (ops/op_helpers.h's
+// to_opmath), so any other dtype here is a bug, reported rather than misread.
+inline void check_float32_or_64(DType t, const char* name) {
+  EMBER_CHECK_KIND(DType, t == kFloat32 || t == kFloat64, "[", name,
+                   "] internal: this kernel takes float32 or float64, got ", t,
+                   " (the op should compute it in float32)");
 }
 
 }  // namespace ember

@@ -42,42 +42,44 @@ inline ReduceDims split_reduce_dims(const View& dst, const View& src, uint64_t m
 
 template <class T>
 EMBER_HOST_DEVICE constexpr bool is_nan(T v) {
-  if constexpr (std::is_floating_point_v<T>)
+  if constexpr (is_float_v<T>)
     return v != v;
   else
     return false;
 }
 
 // Floating sums and products accumulate in float64; integers wrap around as in PyTorch; Max and
-// Min propagate NaN.
+// Min propagate NaN. Elements are taken as their compute type V (opmath_t: float for the 16-bit
+// floating types), so a Half sum accumulates in float64 and a Half max compares floats.
 template <ReduceOp op, class T>
 struct Reducer {
+  using V = opmath_t<T>;
   using Acc = std::conditional_t<
-      (op == ReduceOp::Sum || op == ReduceOp::Prod) && std::is_floating_point_v<T>, double, T>;
+      (op == ReduceOp::Sum || op == ReduceOp::Prod) && std::is_floating_point_v<V>, double, V>;
   EMBER_HOST_DEVICE static Acc identity() {
     if constexpr (op == ReduceOp::Sum)
       return Acc(0);
     else if constexpr (op == ReduceOp::Prod)
       return Acc(1);
     else if constexpr (op == ReduceOp::Max)
-      return std::is_floating_point_v<T> ? -std::numeric_limits<T>::infinity()
-                                         : std::numeric_limits<T>::lowest();
+      return std::is_floating_point_v<V> ? -std::numeric_limits<V>::infinity()
+                                         : std::numeric_limits<V>::lowest();
     else
-      return std::is_floating_point_v<T> ? std::numeric_limits<T>::infinity()
-                                         : std::numeric_limits<T>::max();
+      return std::is_floating_point_v<V> ? std::numeric_limits<V>::infinity()
+                                         : std::numeric_limits<V>::max();
   }
-  EMBER_HOST_DEVICE static Acc step(Acc acc, T v) {
+  EMBER_HOST_DEVICE static Acc step(Acc acc, V v) {
     if constexpr (op == ReduceOp::Sum) {
-      if constexpr (std::is_same_v<T, bool>)
+      if constexpr (std::is_same_v<V, bool>)
         return acc || v;
-      else if constexpr (std::is_integral_v<T>)
+      else if constexpr (std::is_integral_v<V>)
         return math::wrap_add(acc, v);
       else
         return acc + v;
     } else if constexpr (op == ReduceOp::Prod) {
-      if constexpr (std::is_same_v<T, bool>)
+      if constexpr (std::is_same_v<V, bool>)
         return acc && v;
-      else if constexpr (std::is_integral_v<T>)
+      else if constexpr (std::is_integral_v<V>)
         return math::wrap_mul(acc, v);
       else
         return acc * v;
@@ -88,12 +90,12 @@ struct Reducer {
     }
   }
   EMBER_HOST_DEVICE static Acc merge(Acc a, Acc b) {
-    if constexpr (std::is_floating_point_v<T> && op == ReduceOp::Sum)
+    if constexpr (std::is_floating_point_v<V> && op == ReduceOp::Sum)
       return a + b;
-    else if constexpr (std::is_floating_point_v<T> && op == ReduceOp::Prod)
+    else if constexpr (std::is_floating_point_v<V> && op == ReduceOp::Prod)
       return a * b;
     else
-      return step(a, static_cast<T>(b));
+      return step(a, static_cast<V>(b));
   }
 };
 

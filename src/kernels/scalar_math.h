@@ -5,7 +5,9 @@
 #include <cmath>
 #include <cstdint>
 #include <type_traits>
+#include <utility>
 
+#include "ember/dtype.h"
 #include "kernels/host_device.h"
 #include "kernels/op_tables.h"
 
@@ -16,16 +18,51 @@ inline constexpr bool is_bool_v = std::is_same_v<T, bool>;
 template <class T>
 inline constexpr bool is_int_v = std::is_integral_v<T> && !is_bool_v<T>;
 
-// Value conversion between dtypes, as PyTorch casts (bool is "!= 0", floats to uint8 via int64).
+// Value conversion between dtypes, as PyTorch casts (bool is "!= 0", floats to uint8 via int64,
+// the 16-bit floating types through float).
 template <class To, class From>
 EMBER_HOST_DEVICE inline To cast(From v) {
-  if constexpr (std::is_same_v<To, bool>)
+  if constexpr (is_reduced_float_v<From>)
+    return cast<To>(static_cast<float>(v));
+  else if constexpr (std::is_same_v<To, bool>)
     return v != From(0);
   else if constexpr (std::is_same_v<To, uint8_t> && std::is_floating_point_v<From>)
     return static_cast<uint8_t>(static_cast<int64_t>(v));
+  else if constexpr (is_reduced_float_v<To>)
+    return To(static_cast<float>(v));
   else
     return static_cast<To>(v);
 }
+
+// The element-wise loops call a functor on the compute type (opmath_t) and store its result in
+// the output's storage type: a functor returning the compute type stores into T, one returning
+// bool stores bool.
+template <class F, class T>
+using unary_out_t = std::conditional_t<
+    std::is_same_v<decltype(std::declval<const F&>()(opmath_t<T>{})), opmath_t<T>>, T,
+    decltype(std::declval<const F&>()(opmath_t<T>{}))>;
+template <class F, class T>
+using binary_out_t = std::conditional_t<
+    std::is_same_v<decltype(std::declval<const F&>()(opmath_t<T>{}, opmath_t<T>{})), opmath_t<T>>,
+    T, decltype(std::declval<const F&>()(opmath_t<T>{}, opmath_t<T>{}))>;
+
+// A functor f on storage type T: converts the operands to the compute type, runs f, stores the
+// result as unary_out_t / binary_out_t. What the CPU loops and the CUDA kernels call.
+template <class F, class T>
+struct OpMathUnary {
+  F f;
+  EMBER_HOST_DEVICE unary_out_t<F, T> operator()(T x) const {
+    return static_cast<unary_out_t<F, T>>(f(static_cast<opmath_t<T>>(x)));
+  }
+};
+template <class F, class T>
+struct OpMathBinary {
+  F f;
+  EMBER_HOST_DEVICE binary_out_t<F, T> operator()(T a, T b) const {
+    return static_cast<binary_out_t<F, T>>(
+        f(static_cast<opmath_t<T>>(a), static_cast<opmath_t<T>>(b)));
+  }
+};
 
 // Integer arithmetic wraps around as in PyTorch (done in unsigned to stay defined).
 template <class T>

@@ -49,6 +49,7 @@ namespace {
 //   softmax:     dx = y * (g - sum(g * y))      log_softmax: dx = g - exp(y) * sum(g)
 Tensor fused_softmax(const char* name, const Tensor& x0, int64_t dim, bool log) {
   Tensor x = as_float(x0);
+  if (is_reduced_float(x.dtype())) return fused_softmax(name, to_opmath(x), dim, log).to(x.dtype());
   int64_t d = wrap_dim(name, dim, x.dim());
   if (x.numel() == 0) return x.clone();
   Tensor src = x.contiguous();
@@ -59,14 +60,19 @@ Tensor fused_softmax(const char* name, const Tensor& x0, int64_t dim, bool log) 
                      Tensor y = sy.unpack();
                      Shape dims{d};
                      if (y.dim() == 0) dims.clear();
-                     Tensor r = log ? g - exp(y) * sum(g, dims, true) : y * (g - sum(g * y, dims, true));
+                     Tensor r =
+                         log ? g - exp(y) * sum(g, dims, true) : y * (g - sum(g * y, dims, true));
                      return std::vector<Tensor>{r};
                    });
   return out;
 }
 }  // namespace
 
-Tensor softmax(const Tensor& x, int64_t dim) { return fused_softmax("softmax", x, dim, false); }
-Tensor log_softmax(const Tensor& x, int64_t dim) { return fused_softmax("log_softmax", x, dim, true); }
+Tensor softmax(const Tensor& x, int64_t dim) {
+  return fused_softmax("softmax", x, dim, false);
+}
+Tensor log_softmax(const Tensor& x, int64_t dim) {
+  return fused_softmax("log_softmax", x, dim, true);
+}
 
 }  // namespace ember

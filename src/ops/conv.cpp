@@ -5,6 +5,7 @@
 #include "core/make_tensor.h"
 #include "ember/ops.h"
 #include "ops/image_ops.h"
+#include "ops/op_helpers.h"
 
 namespace ember::image {
 
@@ -16,8 +17,9 @@ Tensor as_batched(const char* op, const Tensor& input) {
 }
 
 void check_floating(const char* op, const Tensor& t) {
-  EMBER_CHECK_KIND(DType, t.dtype() == kFloat32 || t.dtype() == kFloat64, "[", op,
-                   "] expected a float32 or float64 tensor, got ", t.dtype());
+  EMBER_CHECK_KIND(DType, t.is_floating_point(), "[", op,
+                   "] expected a floating point tensor, got ", t.dtype(),
+                   "; convert with .to(ember::kFloat32)");
 }
 
 Tensor im2col(const Tensor& image, const Conv2dGeometry& g) {
@@ -112,6 +114,8 @@ Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias,
   else
     common_device("conv2d", {&input, &weight});
   image::check_floating("conv2d", input);
+  if (is_reduced_float(input.dtype()))
+    return conv2d(to_opmath(input), to_opmath(weight), to_opmath(bias), o).to(input.dtype());
   Tensor x = image::as_batched("conv2d", input);
   check_conv_args(x, weight, bias, o);
 

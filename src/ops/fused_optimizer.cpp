@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "core/backend.h"
+#include "ember/ops.h"
 
 namespace ember::optim::detail {
 
@@ -52,9 +53,46 @@ void run_on(const Call& call, const std::vector<Update>& updates, std::optional<
   call(backend_for(first->param), params, grads, s1, s2, s3);
 }
 
+// float16 and bfloat16 parameters (and their state, which has the parameter's dtype) are updated
+// in float32: the backend steps float32 copies, and the results are rounded back once per step,
+// as a fused kernel loading 16-bit values into float registers would.
+template <class Call>
+void run_all(const Call& call, const std::vector<Update>& updates);
+
+template <class Call>
+bool run_reduced_in_float(const Call& call, const std::vector<Update>& updates) {
+  std::vector<Update> wide, rest;
+  std::vector<const Update*> origin;
+  for (const Update& u : updates) {
+    if (!is_reduced_float(u.param.dtype())) {
+      rest.push_back(u);
+      continue;
+    }
+    Update w;
+    w.param = u.param.detach().to(kFloat32);
+    w.grad = u.grad.to(kFloat32);
+    for (int k = 0; k < 3; ++k)
+      if (u.state[k].defined()) w.state[k] = u.state[k].to(kFloat32);
+    wide.push_back(std::move(w));
+    origin.push_back(&u);
+  }
+  if (wide.empty()) return false;
+  run_all(call, rest);
+  run_all(call, wide);
+  for (size_t i = 0; i < wide.size(); ++i) {
+    origin[i]->param.detach().copy_(wide[i].param);
+    for (int k = 0; k < 3; ++k) {
+      Tensor state = origin[i]->state[k];
+      if (state.defined()) state.copy_(wide[i].state[k]);
+    }
+  }
+  return true;
+}
+
 template <class Call>
 void run_all(const Call& call, const std::vector<Update>& updates) {
   if (updates.empty()) return;
+  if (run_reduced_in_float(call, updates)) return;
   Device device = updates[0].param.device();
   bool one_device = std::all_of(updates.begin(), updates.end(),
                                 [&](const Update& u) { return u.param.device() == device; });

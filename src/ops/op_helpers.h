@@ -17,6 +17,12 @@ Tensor wrap_scalar(const Scalar& s, Device device);
 Tensor wrap_scalar_as(const Scalar& s, DType dtype, Device device);
 // PyTorch's result_type over several tensors (dims > 0-dim tensors > wrapped numbers).
 DType result_type_of(std::initializer_list<const Tensor*> tensors);
+// Ops whose backend kernels exist for float32 and float64 only (matmul, softmax, convolution,
+// pooling, random fills, optimizer steps) compute float16 and bfloat16 in float32: the op runs on
+// to_opmath(x) and converts its result back with .to(x.dtype()), both recorded for autograd.
+inline Tensor to_opmath(const Tensor& t) {
+  return t.defined() && is_reduced_float(t.dtype()) ? t.to(opmath_dtype(t.dtype())) : t;
+}
 // Moves 0-dim CPU tensors onto `device` (PyTorch lets CPU scalars mix with GPU tensors).
 Tensor on_device(const Tensor& t, Device device);
 // The common device of op's operands, where 0-dim CPU tensors may go along with any device.

@@ -10,6 +10,7 @@
 #include "core/make_tensor.h"
 #include "ember/ops.h"
 #include "ops/image_ops.h"
+#include "ops/op_helpers.h"
 
 namespace ember::nn::functional {
 
@@ -77,6 +78,8 @@ Tensor unbatch_like(const Tensor& out, const Tensor& input) {
 
 Tensor max_pool2d(const Tensor& input, Size2d kernel, const MaxPool2dOptions& o) {
   image::check_floating("max_pool2d", input);
+  if (is_reduced_float(input.dtype()))
+    return max_pool2d(to_opmath(input), kernel, o).to(input.dtype());
   Tensor x = image::as_batched("max_pool2d", input).contiguous();
   Conv2dGeometry g = pool_geometry("max_pool2d", x, kernel, stride_or_kernel(o.stride, kernel),
                                    o.padding, o.dilation, o.ceil_mode);
@@ -100,6 +103,8 @@ Tensor max_pool2d(const Tensor& input, Size2d kernel, const MaxPool2dOptions& o)
 
 Tensor avg_pool2d(const Tensor& input, Size2d kernel, const AvgPool2dOptions& o) {
   image::check_floating("avg_pool2d", input);
+  if (is_reduced_float(input.dtype()))
+    return avg_pool2d(to_opmath(input), kernel, o).to(input.dtype());
   Tensor x = image::as_batched("avg_pool2d", input);
   Conv2dGeometry g = pool_geometry("avg_pool2d", x, kernel, stride_or_kernel(o.stride, kernel),
                                    o.padding, 1, o.ceil_mode);
@@ -140,6 +145,8 @@ Tensor averaging_matrix(int64_t out, int64_t in, const Tensor& like) {
 
 Tensor adaptive_avg_pool2d(const Tensor& input, Size2d output_size) {
   image::check_floating("adaptive_avg_pool2d", input);
+  if (is_reduced_float(input.dtype()))
+    return adaptive_avg_pool2d(to_opmath(input), output_size).to(input.dtype());
   Tensor x = image::as_batched("adaptive_avg_pool2d", input);
   EMBER_CHECK(output_size.h > 0 && output_size.w > 0,
               "[adaptive_avg_pool2d] output_size must "

@@ -39,8 +39,11 @@ void fill_random(RandomKind kind, Tensor& t, double a, double b, Generator* gen)
   if (t.numel() == 0) return;
   t.storage()->bump_version();
   Generator& g = gen ? *gen : default_generator(t.device());
-  Tensor dst = t.is_contiguous() ? t : make_tensor(t.sizes(), t.dtype(), t.device());
-  uint64_t counter = g.advance(random_counters(kind, t.dtype(), t.numel()));
+  // float16 and bfloat16 draw float32 values and round them, as PyTorch's kernels do.
+  DType draw = kind == RandomKind::RandInt ? t.dtype() : opmath_dtype(t.dtype());
+  Tensor dst =
+      t.is_contiguous() && draw == t.dtype() ? t : make_tensor(t.sizes(), draw, t.device());
+  uint64_t counter = g.advance(random_counters(kind, draw, t.numel()));
   backend_for(t).random(kind, view_of(dst), g.seed(), counter, a, b);
   if (!dst.is_same(t)) t.copy_(dst);
 }

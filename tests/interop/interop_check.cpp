@@ -33,6 +33,8 @@ Tensor values(DType dtype) {
   for (int i = 0; i < 24; ++i) {
     double b = i;
     switch (dtype) {
+      case ember::kFloat16:
+      case ember::kBFloat16:
       case ember::kFloat32:
       case ember::kFloat64:
         v[i] = b * 0.75 - 5;

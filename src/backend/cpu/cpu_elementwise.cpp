@@ -9,20 +9,23 @@ namespace ember {
 
 namespace {
 
+// f runs on the compute type C (float for the 16-bit floating types) and its result is stored as
+// Out (kernels/scalar_math.h's unary_out_t).
 template <class F, class T>
 void unary_loop(const View& dst, const View& src, const F& f) {
-  using Out = decltype(f(T{}));
+  using Out = math::unary_out_t<F, T>;
+  const math::OpMathUnary<F, T> g{f};
   cpu::StridedOperands<2> it({&dst, &src});
-  it.run([&f](char** p, const int64_t* s, int64_t n) {
+  it.run([&g](char** p, const int64_t* s, int64_t n) {
     Out* o = reinterpret_cast<Out*>(p[0]);
     const T* a = reinterpret_cast<const T*>(p[1]);
     if (s[0] == sizeof(Out) && s[1] == sizeof(T)) {
-      for (int64_t i = 0; i < n; ++i) o[i] = f(a[i]);
+      for (int64_t i = 0; i < n; ++i) o[i] = g(a[i]);
     } else if (s[0] == sizeof(Out) && s[1] == 0) {
-      std::fill_n(o, n, f(*a));
+      std::fill_n(o, n, g(*a));
     } else {
       for (int64_t i = 0; i < n; ++i)
-        *reinterpret_cast<Out*>(p[0] + i * s[0]) = f(*reinterpret_cast<const T*>(p[1] + i * s[1]));
+        *reinterpret_cast<Out*>(p[0] + i * s[0]) = g(*reinterpret_cast<const T*>(p[1] + i * s[1]));
     }
   });
 }
@@ -44,9 +47,11 @@ void unary_f32_vec(const View& dst, const View& src) {
   });
 }
 
+// As unary_loop: fn runs on the compute type, its result is stored as Out.
 template <class F, class T>
-void binary_loop(const View& dst, const View& a, const View& b, const F& f) {
-  using Out = decltype(f(T{}, T{}));
+void binary_loop(const View& dst, const View& a, const View& b, const F& fn) {
+  using Out = math::binary_out_t<F, T>;
+  const math::OpMathBinary<F, T> f{fn};
   if (int64_t n = dst.numel(); n <= cpu::kGrainSize && kernels::is_dense(dst) &&
                                kernels::is_dense(a) && kernels::is_dense(b)) {
     // Small and dense: one flat loop, no dim merging or threads.

@@ -22,8 +22,10 @@ inline constexpr int kMaxDims = kMaxKernelDims;
 // conditions (relu's backward) cost no mispredictions.
 template <class T>
 inline T select(bool c, T x, T y) {
-  using U = std::conditional_t<sizeof(T) == 1, uint8_t,
-                               std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>>;
+  using U = std::conditional_t<
+      sizeof(T) == 1, uint8_t,
+      std::conditional_t<sizeof(T) == 2, uint16_t,
+                         std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>>>;
   static_assert(sizeof(U) == sizeof(T));
   const U m = U(0) - U(c);
   return std::bit_cast<T>(static_cast<U>((std::bit_cast<U>(x) & m) | (std::bit_cast<U>(y) & ~m)));

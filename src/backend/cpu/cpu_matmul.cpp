@@ -132,8 +132,11 @@ void matmul_int(const View& dst, const View& a, const View& b) {
 }  // namespace
 
 void CpuBackend::matmul(const View& dst, const View& a, const View& b) {
+  if (is_floating_point(dst.dtype)) check_float32_or_64(dst.dtype, "matmul");
   visit_dtype(dst.dtype, [&]<class T>() {
-    if constexpr (std::is_floating_point_v<T>)
+    if constexpr (is_reduced_float_v<T>)
+      return;  // refused above
+    else if constexpr (std::is_floating_point_v<T>)
       matmul_float<T>(dst, a, b);
     else
       matmul_int<T>(dst, a, b);

@@ -87,6 +87,7 @@ void adam(const AdamStep& s, T* p, const T* g, T* m, T* v, T* vmax, int64_t n) {
 // fn.template operator()<T>() for the dtype of a floating parameter (float32 or float64).
 template <class F>
 void for_param_dtype(DType dtype, F&& fn) {
+  check_float32_or_64(dtype, "optimizer step");
   if (dtype == kFloat32)
     fn.template operator()<float>();
   else

@@ -61,6 +61,7 @@ void CpuBackend::random(RandomKind kind, const View& dst, uint64_t seed, uint64_
     });
     return;
   }
+  check_float32_or_64(dst.dtype, "random");
   if (dst.dtype == kFloat32)
     fill_random(kind, static_cast<float*>(dst.data), n, seed, counter, a, b);
   else

@@ -141,6 +141,7 @@ void CpuBackend::softmax(const View& dst, const View& src, int64_t dim, bool log
   int64_t outer = 1, inner = 1, n = src.sizes.empty() ? 1 : src.sizes[dim];
   for (int64_t d = 0; d < dim; ++d) outer *= src.sizes[d];
   for (size_t d = dim + 1; d < src.sizes.size(); ++d) inner *= src.sizes[d];
+  check_float32_or_64(src.dtype, "softmax");
   if (src.dtype == kFloat32)
     softmax_typed(static_cast<float*>(dst.data), static_cast<const float*>(src.data), outer, n,
                   inner, log);

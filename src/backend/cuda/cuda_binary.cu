@@ -50,9 +50,11 @@ __global__ void where_strided(T* out, const bool* cond, const T* a, const T* b, 
   }
 }
 
+// f runs on the compute type (float for the 16-bit floating types), its result stored as Out.
 template <class F, class T>
-void binary_typed(const View& dst, const View& va, const View& vb, const F& f) {
-  using Out = decltype(f(T{}, T{}));
+void binary_typed(const View& dst, const View& va, const View& vb, const F& fn) {
+  using Out = math::binary_out_t<F, T>;
+  const math::OpMathBinary<F, T> f{fn};
   int64_t n = dst.numel();
   if (n == 0) return;
   constexpr int V = 16 / sizeof(T);

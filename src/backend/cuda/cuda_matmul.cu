@@ -215,8 +215,11 @@ void prepare_blas(int device, cudaStream_t stream) {
 }
 
 void launch_matmul(const View& dst, const View& a, const View& b) {
+  if (is_floating_point(dst.dtype)) check_float32_or_64(dst.dtype, "matmul");
   visit_dtype(dst.dtype, [&]<class T>() {
-    if constexpr (std::is_floating_point_v<T>) {
+    if constexpr (is_reduced_float_v<T>) {
+      return;  // refused above
+    } else if constexpr (std::is_floating_point_v<T>) {
       matmul_float<T>(dst, a, b);
     } else {
       int64_t B = dst.sizes[0], M = dst.sizes[1], N = dst.sizes[2], K = a.sizes[2];

@@ -99,9 +99,7 @@ template <class Run>
 void by_dtype(std::span<const View> params, const Run& run) {
   std::vector<size_t> f32, f64;
   for (size_t i = 0; i < params.size(); ++i) {
-    EMBER_CHECK_KIND(DType, is_floating_point(params[i].dtype),
-                     "[optimizer step] cuda: parameters must be float32 or float64, got ",
-                     params[i].dtype);
+    check_float32_or_64(params[i].dtype, "optimizer step");
     (params[i].dtype == kFloat32 ? f32 : f64).push_back(i);
   }
   if (!f32.empty()) run.template operator()<float>(f32);

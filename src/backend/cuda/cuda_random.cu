@@ -85,8 +85,7 @@ void launch_random(RandomKind kind, const View& dst, uint64_t seed, uint64_t cou
     });
     return;
   }
-  EMBER_CHECK_KIND(DType, is_floating_point(dst.dtype),
-                   "[random] cuda: expected a float dtype, got ", dst.dtype);
+  check_float32_or_64(dst.dtype, "random");
   bool normal = kind == RandomKind::Normal;
   if (dst.dtype == kFloat32) {
     int64_t calls = (n + 3) / 4;

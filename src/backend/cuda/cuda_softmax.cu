@@ -106,10 +106,7 @@ void softmax_typed(const View& dst, const View& src, int64_t dim, bool log) {
 }  // namespace
 
 void launch_softmax(const View& dst, const View& src, int64_t dim, bool log) {
-  EMBER_CHECK_KIND(DType, is_floating_point(src.dtype),
-                   "[softmax] cuda: expected float32 or "
-                   "float64, got ",
-                   src.dtype);
+  check_float32_or_64(src.dtype, "softmax");
   if (src.dtype == kFloat32)
     softmax_typed<float>(dst, src, dim, log);
   else

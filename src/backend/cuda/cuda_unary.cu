@@ -37,9 +37,11 @@ __global__ void unary_strided(Out* out, const T* in, OffsetCalc<2> oc, int64_t n
   }
 }
 
+// f runs on the compute type (float for the 16-bit floating types), its result stored as Out.
 template <class F, class T>
-void unary_typed(const View& dst, const View& src, const F& f) {
-  using Out = decltype(f(T{}));
+void unary_typed(const View& dst, const View& src, const F& fn) {
+  using Out = math::unary_out_t<F, T>;
+  const math::OpMathUnary<F, T> f{fn};
   int64_t n = dst.numel();
   if (n == 0) return;
   constexpr int V = 16 / sizeof(T);
