@@ -4,6 +4,7 @@
 
 #include "ember/ops.h"
 #include "ops/loss_helpers.h"
+#include "ops/op_helpers.h"
 
 namespace ember::nn::functional {
 
@@ -150,6 +151,10 @@ Tensor layer_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& 
   EMBER_CHECK_KIND(Shape, fits, "[layer_norm] Given normalized_shape=", shape_str(normalized_shape),
                    ", expected input with shape [*, ", shape_str(normalized_shape).substr(1),
                    " but got input of size", shape_str(x.sizes()));
+  // float16 and bfloat16 normalize in float32 and round once, as PyTorch's fused kernel does.
+  if (is_reduced_float(x.dtype()))
+    return layer_norm(to_opmath(x), normalized_shape, to_opmath(weight), to_opmath(bias), eps)
+        .to(x.dtype());
   Shape dims;
   for (int64_t i = 0; i < k; ++i) dims.push_back(x.dim() - k + i);
   Tensor mu = x.mean(dims, true);

@@ -28,6 +28,20 @@ Tensor batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor&
                    "[batch_norm] expected a floating-point "
                    "input, got ",
                    input.dtype());
+  if (is_reduced_float(input.dtype())) {
+    // float16 and bfloat16 normalize in float32 and round once; 16-bit running statistics are
+    // updated through float32 copies.
+    Tensor mean32 = to_opmath(running_mean), var32 = to_opmath(running_var);
+    Tensor y = batch_norm(to_opmath(input), mean32, var32, to_opmath(weight), to_opmath(bias),
+                          training, momentum, eps)
+                   .to(input.dtype());
+    if (training) {
+      NoGradGuard no_grad;
+      for (auto [stat, wide] : {std::pair{running_mean, mean32}, std::pair{running_var, var32}})
+        if (stat.defined() && !stat.is_same(wide)) stat.detach().copy_(wide);
+    }
+    return y;
+  }
   int64_t channels = input.size(1);
   check_channel_tensor("running_mean", running_mean, channels);
   check_channel_tensor("running_var", running_var, channels);

@@ -31,6 +31,7 @@ Tensor std(const Tensor& x, const Shape& dims, bool unbiased, bool keepdim) {
 
 Tensor logsumexp(const Tensor& x0, const Shape& dims, bool keepdim) {
   Tensor x = as_float(x0);
+  if (is_reduced_float(x.dtype())) return logsumexp(to_opmath(x), dims, keepdim).to(x.dtype());
   if (x.numel() == 0) return log(sum(exp(x), dims, keepdim));
   Tensor m = amax(x.detach(), dims, true);  // the shift cancels out: no gradient through it
   // Rows that are all +-inf would give inf - inf; shift those by 0 instead.

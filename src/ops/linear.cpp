@@ -2,12 +2,16 @@
 #include "autograd/function.h"
 #include "ember/nn_ops.h"
 #include "ember/ops.h"
+#include "ops/op_helpers.h"
 
 namespace ember::nn::functional {
 
 // x (N, in), weight (out, in), bias (out) -> (N, out) as one node (PyTorch's AddmmBackward0):
 // backward is g @ weight, g^T @ x and g summed over the batch. Other ranks go through matmul.
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
+  // float16 and bfloat16: the product and the bias add in float32, rounded once (addmm's rule).
+  if (is_reduced_float(x.dtype()))
+    return linear(to_opmath(x), to_opmath(weight), to_opmath(bias)).to(x.dtype());
   if (x.dim() != 2 || weight.dim() != 2 || (bias.defined() && bias.dim() != 1)) {
     Tensor y = matmul(x, weight.t());
     return bias.defined() ? y + bias : y;

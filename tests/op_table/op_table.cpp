@@ -17,9 +17,11 @@ namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-const std::vector<DType> kFloats = {kFloat32, kFloat64};
-const std::vector<DType> kNumbers = {kUInt8, kInt32, kInt64, kFloat32, kFloat64};
-const std::vector<DType> kAll = {kBool, kUInt8, kInt32, kInt64, kFloat32, kFloat64};
+const std::vector<DType> kFloats = {kFloat32, kFloat64, kBFloat16, kFloat16};
+const std::vector<DType> kNumbers = {kUInt8,   kInt32,    kInt64,  kFloat32,
+                                     kFloat64, kBFloat16, kFloat16};
+const std::vector<DType> kAll = {kBool,    kUInt8,   kInt32,    kInt64,
+                                 kFloat32, kFloat64, kBFloat16, kFloat16};
 
 // 0-dim, empty, a few small shapes and one of 2145 elements (the CPU's vectorized loops and their
 // tails); binary rows add broadcasting ((3, 1) with (1, 4), a tensor with a 0-dim one, (4,)
@@ -501,7 +503,7 @@ std::vector<OpRow> linear_algebra_rows() {
   const Call matmul_ref = [](const std::vector<Tensor>& x, auto&) {
     return matmul_by_broadcast(x[0], x[1]);
   };
-  const std::vector<DType> dtypes = {kInt64, kFloat32, kFloat64};
+  const std::vector<DType> dtypes = {kInt64, kFloat32, kFloat64, kBFloat16, kFloat16};
   std::vector<OpRow> rows;
   OpRow m = other("matmul", "", matmul_call, {value(), value()},
                   {{{3, 4}, {4, 5}},
