@@ -7,7 +7,8 @@
 //
 // Usage: ember_vs_libtorch [--threads N] [--repeats R] [--only KEYS]
 //   defaults: hardware threads, 7 repeats, every workload; KEYS is a comma-separated list of
-//   workload keys (train, mlp, cnn, epoch, grad, tiny, sgemm, peak, add, chain, sum, softmax).
+//   workload keys (train, mlp, cnn, epoch, grad, tiny, sgemm, halfgemm, peak, add, chain, sum,
+//   softmax).
 #include <torch/torch.h>
 
 #include <algorithm>
@@ -398,6 +399,21 @@ int main(int argc, char** argv) {
         measure([&] { ec = ember::mm(a, b); }, [&] { tc = torch::mm(ta, tb); }, iters, reps);
     check_close("sgemm", ec, tc, 1e-3, 1e-3);
     rows.push_back({"sgemm " + std::to_string(n), m.ember, m.torch,
+                    2.0 * static_cast<double>(n * n * n), "GFLOP/s"});
+  }
+  for (ember::DType dt : {ember::kBFloat16, ember::kFloat16}) {  // (c') 16-bit GEMM at 1024
+    if (!want(opt, "halfgemm")) break;
+    const int64_t n = 1024;
+    ember::Tensor a32 = ember::randn({n, n}), b32 = ember::randn({n, n});
+    ember::Tensor a = a32.to(dt), b = b32.to(dt);
+    const auto tdt = dt == ember::kBFloat16 ? torch::kBFloat16 : torch::kHalf;
+    torch::Tensor ta = to_torch(a.to(ember::kFloat32)).to(tdt),
+                  tb = to_torch(b.to(ember::kFloat32)).to(tdt);
+    ember::Tensor ec;
+    torch::Tensor tc;
+    Medians m = measure([&] { ec = ember::mm(a, b); }, [&] { tc = torch::mm(ta, tb); }, 3, reps);
+    check_close("half gemm", ec.to(ember::kFloat32), tc.to(torch::kFloat), 2e-2, 2e-1);
+    rows.push_back({std::string(ember::dtype_name(dt)) + " gemm 1024", m.ember, m.torch,
                     2.0 * static_cast<double>(n * n * n), "GFLOP/s"});
   }
   if (want(opt, "peak")) {  // the machine's float32 FMA peak, sgemm's limit: medians of `reps` runs

@@ -44,6 +44,34 @@ inline constexpr std::array<DType, kNumDTypes> kAllDTypes = {
 #undef EMBER_DTYPE
 };
 
+// The C++ type of a dtype: dtype_t<kFloat32> is float.
+namespace dtype_detail {
+template <DType>
+struct CppType;
+#define EMBER_DTYPE(Name, T, ...) \
+  template <>                     \
+  struct CppType<DType::Name> {   \
+    using type = T;               \
+  };
+#include "ember/dtypes.def"
+#undef EMBER_DTYPE
+
+template <class T>
+struct DTypeOf {
+  static_assert(sizeof(T) == 0, "ember has no dtype for this C++ type");
+};
+#define EMBER_DTYPE(Name, T, ...)               \
+  template <>                                   \
+  struct DTypeOf<T> {                           \
+    static constexpr DType value = DType::Name; \
+  };
+#include "ember/dtypes.def"
+#undef EMBER_DTYPE
+}  // namespace dtype_detail
+
+template <DType t>
+using dtype_t = typename dtype_detail::CppType<t>::type;
+
 enum class DTypeKind : uint8_t { Bool, Unsigned, Signed, Float };
 
 // One registry line: the facts every other file reads instead of naming dtypes itself.
@@ -55,11 +83,13 @@ struct DTypeInfo {
   const char* numpy;        // "<f4", or "" where NumPy has no such type
   uint8_t dlpack_code;      // DLDataTypeCode
   uint8_t dlpack_bits;      //
+  DType opmath;             // the dtype kernels compute it in (float32 for the 16-bit floats)
 };
 
 inline constexpr DTypeInfo kDTypeInfo[kNumDTypes] = {
 #define EMBER_DTYPE(Name, T, C, kind, torch_name, st, np, dl_code, dl_bits) \
-  {torch_name, sizeof(T), DTypeKind::kind, st, np, dl_code, dl_bits},
+  {torch_name, sizeof(T), DTypeKind::kind, st,                              \
+   np,         dl_code,   dl_bits,         dtype_detail::DTypeOf<C>::value},
 #include "ember/dtypes.def"
 #undef EMBER_DTYPE
 };
@@ -137,34 +167,6 @@ constexpr DType default_dtype() {
   return kFloat32;
 }
 
-// The C++ type of a dtype: dtype_t<kFloat32> is float.
-namespace dtype_detail {
-template <DType>
-struct CppType;
-#define EMBER_DTYPE(Name, T, ...) \
-  template <>                     \
-  struct CppType<DType::Name> {   \
-    using type = T;               \
-  };
-#include "ember/dtypes.def"
-#undef EMBER_DTYPE
-
-template <class T>
-struct DTypeOf {
-  static_assert(sizeof(T) == 0, "ember has no dtype for this C++ type");
-};
-#define EMBER_DTYPE(Name, T, ...)               \
-  template <>                                   \
-  struct DTypeOf<T> {                           \
-    static constexpr DType value = DType::Name; \
-  };
-#include "ember/dtypes.def"
-#undef EMBER_DTYPE
-}  // namespace dtype_detail
-
-template <DType t>
-using dtype_t = typename dtype_detail::CppType<t>::type;
-
 // The type kernels compute in for elements of type T (PyTorch's opmath_type): float for Half and
 // BFloat16, T itself otherwise.
 namespace dtype_detail {
@@ -208,8 +210,8 @@ decltype(auto) visit_dtype(DType t, F&& f) {
 
 // The dtype kernels compute t in (opmath_t's dtype): float32 for float16 and bfloat16, t itself
 // otherwise.
-inline DType opmath_dtype(DType t) {
-  return visit_dtype(t, []<class T>() { return dtype_of<opmath_t<T>>(); });
+constexpr DType opmath_dtype(DType t) {
+  return dtype_info(t).opmath;
 }
 // float16 and bfloat16: stored in 16 bits, computed in float32.
 constexpr bool is_reduced_float(DType t) {

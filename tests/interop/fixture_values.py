@@ -4,13 +4,14 @@ interop_check.cpp computes the same values; keep the two in step.
 """
 import numpy as np
 
-DTYPES = ["float32", "float64", "int32", "int64", "uint8", "bool"]
+DTYPES = ["float32", "float64", "float16", "int32", "int64", "uint8", "bool"]
 
 
 def values(dtype: str) -> np.ndarray:
-    """A (2, 3, 4) array of `dtype` with values that are exact in every dtype."""
+    """A (2, 3, 4) array of `dtype` with values that are exact in every dtype (bfloat16 included:
+    the floating values are multiples of 0.25 below 13)."""
     base = np.arange(24, dtype=np.float64).reshape(2, 3, 4)
-    if dtype in ("float32", "float64"):
+    if dtype in ("float32", "float64", "float16"):
         v = base * 0.75 - 5
     elif dtype == "int32":
         v = base * 100003 - 1000000

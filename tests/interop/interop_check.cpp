@@ -24,8 +24,9 @@ using ember::DType;
 using ember::Tensor;
 
 const std::vector<std::pair<std::string, DType>> kDtypes = {
-    {"float32", ember::kFloat32}, {"float64", ember::kFloat64}, {"int32", ember::kInt32},
-    {"int64", ember::kInt64},     {"uint8", ember::kUInt8},     {"bool", ember::kBool}};
+    {"float32", ember::kFloat32}, {"float64", ember::kFloat64}, {"float16", ember::kFloat16},
+    {"int32", ember::kInt32},     {"int64", ember::kInt64},     {"uint8", ember::kUInt8},
+    {"bool", ember::kBool}};
 
 // fixture_values.values(dtype): a (2, 3, 4) array.
 Tensor values(DType dtype) {
@@ -161,13 +162,14 @@ Tensor named(const ember::io::NamedTensors& tensors, const std::string& name) {
   throw std::runtime_error("no tensor named " + name);
 }
 
-void check_close(const std::string& what, const Tensor& actual, const Tensor& expected) {
-  bool same = actual.sizes() == expected.sizes();
+void check_close(const std::string& what, const Tensor& actual, const Tensor& expected,
+                 double rtol = 1e-5, double atol = 1e-5) {
+  bool same = actual.sizes() == expected.sizes() && actual.dtype() == expected.dtype();
   if (same) {
     auto a = actual.to(ember::kFloat64).contiguous().to_vector<double>();
     auto e = expected.to(ember::kFloat64).contiguous().to_vector<double>();
     for (size_t i = 0; i < a.size(); ++i)
-      same = same && std::abs(a[i] - e[i]) <= 1e-5 + 1e-5 * std::abs(e[i]);
+      same = same && std::abs(a[i] - e[i]) <= atol + rtol * std::abs(e[i]);
   }
   std::cout << (same ? "ok " : "FAIL ") << what << "\n";
   if (!same) {
@@ -194,6 +196,12 @@ void write_models(const std::string& dir) {
   io::save_safetensors(
       dir + "/io.safetensors",
       {{"x_mlp", x_mlp}, {"y_mlp", mlp(x_mlp)}, {"x_cnn", x_cnn}, {"y_cnn", cnn(x_cnn)}});
+  // bfloat16, which NumPy lacks: the fixture's values and the MLP's state dict in bfloat16.
+  mlp->to(ember::kBFloat16);
+  io::save_safetensors(dir + "/bfloat16.safetensors", {{"values", values(ember::kBFloat16)},
+                                                       {"x_mlp", x_mlp.to(ember::kBFloat16)},
+                                                       {"y_mlp", mlp(x_mlp.to(ember::kBFloat16))}});
+  io::save_safetensors(dir + "/mlp_bfloat16.safetensors", mlp->state_dict());
   std::cout << "wrote models to " << dir << "\n";
 }
 
@@ -209,6 +217,16 @@ void read_models(const std::string& dir) {
   ember::NoGradGuard no_grad;
   check_close("PyTorch MLP in ember", mlp(named(data, "x_mlp")), named(data, "y_mlp"));
   check_close("PyTorch CNN in ember", cnn(named(data, "x_cnn")), named(data, "y_cnn"));
+  // PyTorch's bfloat16 MLP and its output: the same within bfloat16's tolerance (PyTorch rounds
+  // the product and the bias add separately, ember once).
+  auto mlp16 = make_mlp();
+  mlp16->to(ember::kBFloat16);
+  mlp16->load_state_dict(io::load_safetensors(dir + "/mlp_bfloat16.safetensors").tensors);
+  mlp16->eval();
+  io::NamedTensors bf = io::load_safetensors(dir + "/bfloat16.safetensors").tensors;
+  check_close("bfloat16 values from PyTorch", named(bf, "values"), values(ember::kBFloat16), 0, 0);
+  check_close("PyTorch bfloat16 MLP in ember", mlp16(named(bf, "x_mlp")), named(bf, "y_mlp"),
+              1.6e-2, 2e-2);
 }
 
 }  // namespace

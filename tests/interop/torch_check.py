@@ -56,6 +56,17 @@ def check_ember(d: str) -> None:
         expected = data[f"y_{name}"]
         check(f"ember {name} in torch", y.shape == expected.shape and
               torch.allclose(y, expected, rtol=1e-5, atol=1e-6), f"{y} != {expected}")
+    bf = load_file(os.path.join(d, "bfloat16.safetensors"))
+    expected = torch.from_numpy(values("float32")).to(torch.bfloat16)
+    check("ember's bfloat16 values in torch", bf["values"].dtype == torch.bfloat16 and
+          torch.equal(bf["values"], expected), f"{bf['values']} != {expected}")
+    mlp16 = make_mlp().to(torch.bfloat16)
+    mlp16.load_state_dict(load_file(os.path.join(d, "mlp_bfloat16.safetensors")), strict=True)
+    with torch.no_grad():
+        y = mlp16(bf["x_mlp"])
+    check("ember bfloat16 mlp in torch", y.dtype == torch.bfloat16 and
+          torch.allclose(y.float(), bf["y_mlp"].float(), rtol=1.6e-2, atol=2e-2),
+          f"{y} != {bf['y_mlp']}")
     bn = load_file(os.path.join(d, "cnn.safetensors"))
     check("BatchNorm statistics were trained",
           bn["1.num_batches_tracked"].item() == 1 and not torch.all(bn["1.running_var"] == 1))
@@ -75,6 +86,13 @@ def write(out: str) -> None:
     save_file(mlp.state_dict(), os.path.join(out, "mlp.safetensors"))
     save_file(cnn.state_dict(), os.path.join(out, "cnn.safetensors"))
     save_file(tensors, os.path.join(out, "io.safetensors"))
+    mlp16 = mlp.to(torch.bfloat16)
+    x16 = x_mlp.to(torch.bfloat16)
+    with torch.no_grad():
+        bf = {"values": torch.from_numpy(values("float32")).to(torch.bfloat16), "x_mlp": x16,
+              "y_mlp": mlp16(x16)}
+    save_file(bf, os.path.join(out, "bfloat16.safetensors"))
+    save_file(mlp16.state_dict(), os.path.join(out, "mlp_bfloat16.safetensors"))
     print(f"wrote PyTorch {torch.__version__} models to {out}")
 
 
