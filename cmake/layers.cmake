@@ -24,7 +24,7 @@ set(EMBER_LAYER_kernels_USES base)
 # Tensors, storage, devices, the backend interface and registry, generators, printing.
 set(EMBER_LAYER_core_DIRS src/core)
 set(EMBER_LAYER_core_HEADERS ember/device.h ember/shape.h ember/storage.h ember/tensor.h
-    ember/cuda.h ember/settings.h ember/op_variants.def)
+    ember/cuda.h ember/settings.h ember/op_variants.def ember/autocast.h)
 set(EMBER_LAYER_core_USES base kernels)
 
 # The device backends: kernels only, no op semantics.

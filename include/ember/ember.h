@@ -1,6 +1,7 @@
 // ember/ember.h: everything a program needs, in one include.
 #pragma once
 
+#include "ember/autocast.h"
 #include "ember/autograd.h"
 #include "ember/creation.h"
 #include "ember/cuda.h"

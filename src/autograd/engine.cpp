@@ -8,6 +8,7 @@
 #include "autograd/function.h"
 #include "core/host_allocator.h"
 #include "core/make_tensor.h"
+#include "ember/autocast.h"
 
 namespace ember::autograd {
 
@@ -122,6 +123,8 @@ void run_backward(const std::vector<Edge>& roots, const std::vector<Tensor>& roo
   static std::atomic<uint64_t> passes{0};
   const uint64_t pass = ++passes;
   NoGradGuard no_grad;
+  // Gradients take the dtypes the forward pass chose: no autocast in backward.
+  autocast_detail::Suspend no_autocast;
   // Count, for every node reachable from the roots, how many gradients it waits for.
   auto reach = [pass](Node* n) {
     if (n->pass_state().pass == pass) return false;

@@ -36,10 +36,11 @@ Tensor target_weights(const Tensor& safe_target, const Tensor& valid, const Tens
 }  // namespace
 
 Tensor l1_loss(const Tensor& input, const Tensor& target, Reduction reduction) {
-  return reduce(abs(input - target), reduction);
+  return reduce(abs(autocast_float32(input) - autocast_float32(target)), reduction);
 }
 
-Tensor nll_loss(const Tensor& log_probs, const Tensor& target, const NllLossOptions& o) {
+Tensor nll_loss(const Tensor& log_probs_in, const Tensor& target, const NllLossOptions& o) {
+  const Tensor log_probs = autocast_float32(log_probs_in);
   EMBER_CHECK_KIND(DType, target.dtype() == kInt64,
                    "[nll_loss] expected target of class indices "
                    "with dtype int64, got ",
@@ -66,7 +67,8 @@ Tensor nll_loss(const Tensor& log_probs, const Tensor& target, const NllLossOpti
   return reduce(loss, o.reduction);
 }
 
-Tensor cross_entropy(const Tensor& input, const Tensor& target, const CrossEntropyOptions& o) {
+Tensor cross_entropy(const Tensor& input_in, const Tensor& target, const CrossEntropyOptions& o) {
+  const Tensor input = autocast_float32(input_in);
   EMBER_CHECK(o.label_smoothing >= 0 && o.label_smoothing <= 1,
               "[cross_entropy] label_smoothing "
               "must be between 0.0 and 1.0. Got: ",
@@ -121,9 +123,11 @@ Tensor cross_entropy(const Tensor& input, const Tensor& target, const CrossEntro
   return nll * (1 - eps) + smooth_reduced * (eps / static_cast<double>(classes));
 }
 
-Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& target,
-                                        Reduction reduction, const Tensor& weight,
-                                        const Tensor& pos_weight) {
+Tensor binary_cross_entropy_with_logits(const Tensor& input_in, const Tensor& target_in,
+                                        Reduction reduction, const Tensor& weight_in,
+                                        const Tensor& pos_weight_in) {
+  const Tensor input = autocast_float32(input_in), target = autocast_float32(target_in),
+               weight = autocast_float32(weight_in), pos_weight = autocast_float32(pos_weight_in);
   check_same_shape("binary_cross_entropy_with_logits", input, target);
   // log(1 + exp(-|x|)) + max(-x, 0) is log(1 + exp(-x)) without overflow.
   Tensor softplus_neg = log1p(exp(-abs(input))) + relu(-input);
@@ -143,8 +147,10 @@ Tensor dropout(const Tensor& x, double p, bool training) {
   return x * keep * (1.0 / (1.0 - p));
 }
 
-Tensor layer_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& weight,
-                  const Tensor& bias, double eps) {
+Tensor layer_norm(const Tensor& x_in, const Shape& normalized_shape, const Tensor& weight_in,
+                  const Tensor& bias_in, double eps) {
+  const Tensor x = autocast_float32(x_in), weight = autocast_float32(weight_in),
+               bias = autocast_float32(bias_in);
   int64_t k = static_cast<int64_t>(normalized_shape.size());
   bool fits = k <= x.dim();
   for (int64_t i = 0; fits && i < k; ++i) fits = x.size(x.dim() - k + i) == normalized_shape[i];

@@ -30,7 +30,7 @@ Tensor std(const Tensor& x, const Shape& dims, bool unbiased, bool keepdim) {
 }
 
 Tensor logsumexp(const Tensor& x0, const Shape& dims, bool keepdim) {
-  Tensor x = as_float(x0);
+  Tensor x = autocast_float32(as_float(x0));
   if (is_reduced_float(x.dtype())) return logsumexp(to_opmath(x), dims, keepdim).to(x.dtype());
   if (x.numel() == 0) return log(sum(exp(x), dims, keepdim));
   Tensor m = amax(x.detach(), dims, true);  // the shift cancels out: no gradient through it
@@ -49,7 +49,7 @@ namespace {
 // The fused kernel (backend softmax entry) with its gradient:
 //   softmax:     dx = y * (g - sum(g * y))      log_softmax: dx = g - exp(y) * sum(g)
 Tensor fused_softmax(const char* name, const Tensor& x0, int64_t dim, bool log) {
-  Tensor x = as_float(x0);
+  Tensor x = autocast_float32(as_float(x0));
   if (is_reduced_float(x.dtype())) return fused_softmax(name, to_opmath(x), dim, log).to(x.dtype());
   int64_t d = wrap_dim(name, dim, x.dim());
   if (x.numel() == 0) return x.clone();

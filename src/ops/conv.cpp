@@ -114,8 +114,12 @@ Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias,
   else
     common_device("conv2d", {&input, &weight});
   image::check_floating("conv2d", input);
-  if (is_reduced_float(input.dtype()))
+  if (std::vector<Tensor> low; autocast_lower_all({&input, &weight, &bias}, low))
+    return conv2d(low[0], low[1], low[2], o);
+  if (is_reduced_float(input.dtype())) {
+    autocast_detail::Suspend no_autocast;
     return conv2d(to_opmath(input), to_opmath(weight), to_opmath(bias), o).to(input.dtype());
+  }
   Tensor x = image::as_batched("conv2d", input);
   check_conv_args(x, weight, bias, o);
 

@@ -227,7 +227,17 @@ Tensor& binary_(BinaryOp op, Tensor& self, const Scalar& other) {
 
 }  // namespace
 
-Tensor unary_op(UnaryOp op, const Tensor& x, const UnaryParams& p, std::optional<DType> compute) {
+namespace {
+// The unary ops autocast computes in float32 (PyTorch's float32 list).
+bool autocast_to_float32(UnaryOp op) {
+  return op == UnaryOp::Exp || op == UnaryOp::Log || op == UnaryOp::Log1p || op == UnaryOp::Rsqrt ||
+         op == UnaryOp::PowScalar;
+}
+}  // namespace
+
+Tensor unary_op(UnaryOp op, const Tensor& x0, const UnaryParams& p, std::optional<DType> compute) {
+  const Tensor x = autocast_to_float32(op) ? autocast_float32(x0) : x0;
+  if (compute && !x.is_same(x0)) compute = promote_types(*compute, x.dtype());
   DType dtype = compute.value_or(x.dtype());
   if (op_kind(op) == OpKind::Float && !is_floating_point(dtype)) dtype = default_dtype();
   Tensor converted;
@@ -274,7 +284,7 @@ Tensor div(const Tensor& a, const Tensor& b) {
   return binary(BinaryOp::Div, a, b);
 }
 Tensor pow(const Tensor& a, const Tensor& b) {
-  return binary(BinaryOp::Pow, a, b);
+  return binary(BinaryOp::Pow, autocast_float32(a), autocast_float32(b));
 }
 Tensor pow(const Scalar& a, const Tensor& b) {
   return binary(BinaryOp::Pow, wrap_scalar(a, b.device()), b);

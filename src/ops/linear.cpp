@@ -10,8 +10,12 @@ namespace ember::nn::functional {
 // backward is g @ weight, g^T @ x and g summed over the batch. Other ranks go through matmul.
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
   // float16 and bfloat16: the product and the bias add in float32, rounded once (addmm's rule).
-  if (is_reduced_float(x.dtype()))
+  if (std::vector<Tensor> low; autocast_lower_all({&x, &weight, &bias}, low))
+    return linear(low[0], low[1], low[2]);
+  if (is_reduced_float(x.dtype())) {
+    autocast_detail::Suspend no_autocast;
     return linear(to_opmath(x), to_opmath(weight), to_opmath(bias)).to(x.dtype());
+  }
   if (x.dim() != 2 || weight.dim() != 2 || (bias.defined() && bias.dim() != 1)) {
     Tensor y = matmul(x, weight.t());
     return bias.defined() ? y + bias : y;

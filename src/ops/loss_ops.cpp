@@ -5,6 +5,7 @@
 #include "ember/nn_ops.h"
 #include "ember/ops.h"
 #include "ops/loss_helpers.h"
+#include "ops/op_helpers.h"
 
 namespace ember::nn::functional {
 
@@ -62,7 +63,8 @@ Tensor bce_elementwise(const Tensor& x, const Tensor& y) {
 // One node for the whole loss, as PyTorch's MseLossBackward0: d = input - target is kept, and
 // backward is d * 2g (/ numel for the mean). Broadcasting shapes or mixed dtypes take the
 // composite path.
-Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction) {
+Tensor mse_loss(const Tensor& input_in, const Tensor& target_in, Reduction reduction) {
+  const Tensor input = autocast_float32(input_in), target = autocast_float32(target_in);
   if (input.sizes() != target.sizes() || input.dtype() != target.dtype()) {
     Tensor d = input - target;
     return reduce(d * d, reduction);
@@ -83,8 +85,10 @@ Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction) 
   return loss;
 }
 
-Tensor binary_cross_entropy(const Tensor& input, const Tensor& target, Reduction reduction,
-                            const Tensor& weight) {
+Tensor binary_cross_entropy(const Tensor& input_in, const Tensor& target_in, Reduction reduction,
+                            const Tensor& weight_in) {
+  const Tensor input = autocast_float32(input_in), target = autocast_float32(target_in),
+               weight = autocast_float32(weight_in);
   check_same_shape("binary_cross_entropy", input, target);
   if (input.numel() > 0) {
     NoGradGuard no_grad;

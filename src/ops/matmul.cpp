@@ -15,7 +15,10 @@ void check_pair(const char* op, const Tensor& a, const Tensor& b) {
 
 // a: (B, M, K), b: (B, K, N) -> (B, M, N)
 Tensor batched(const Tensor& a, const Tensor& b) {
-  if (is_reduced_float(a.dtype())) return batched(to_opmath(a), to_opmath(b)).to(a.dtype());
+  if (is_reduced_float(a.dtype())) {
+    autocast_detail::Suspend no_autocast;
+    return batched(to_opmath(a), to_opmath(b)).to(a.dtype());
+  }
   Tensor out = make_tensor({a.size(0), a.size(1), b.size(2)}, a.dtype(), a.device());
   if (out.numel() > 0) backend_for(a).matmul(view_of(out), view_of(a), view_of(b));
   if (autograd::needs_grad({&a, &b})) {
@@ -33,13 +36,17 @@ Tensor batched(const Tensor& a, const Tensor& b) {
 }  // namespace
 
 Tensor mm(const Tensor& a, const Tensor& b) {
+  if (std::vector<Tensor> low; autocast_lower_all({&a, &b}, low)) return mm(low[0], low[1]);
   check_pair("mm", a, b);
   EMBER_CHECK_KIND(Shape, a.dim() == 2 && b.dim() == 2, "[mm] expected 2-D tensors, got ", a.dim(),
                    "-D and ", b.dim(), "-D; use matmul() for other ranks");
   EMBER_CHECK_KIND(Shape, a.size(1) == b.size(0),
                    "[mm] mat1 and mat2 shapes cannot be multiplied (", a.size(0), "x", a.size(1),
                    " and ", b.size(0), "x", b.size(1), ")");
-  if (is_reduced_float(a.dtype())) return mm(to_opmath(a), to_opmath(b)).to(a.dtype());
+  if (is_reduced_float(a.dtype())) {
+    autocast_detail::Suspend no_autocast;
+    return mm(to_opmath(a), to_opmath(b)).to(a.dtype());
+  }
   Tensor out = make_tensor({a.size(0), b.size(1)}, a.dtype(), a.device());
   if (out.numel() > 0) {
     // The kernel takes batches: view each matrix as a batch of one.
@@ -63,6 +70,7 @@ Tensor mm(const Tensor& a, const Tensor& b) {
 }
 
 Tensor bmm(const Tensor& a, const Tensor& b) {
+  if (std::vector<Tensor> low; autocast_lower_all({&a, &b}, low)) return bmm(low[0], low[1]);
   check_pair("bmm", a, b);
   EMBER_CHECK_KIND(Shape, a.dim() == 3 && b.dim() == 3, "[bmm] expected 3-D tensors, got ", a.dim(),
                    "-D and ", b.dim(), "-D");
@@ -77,6 +85,7 @@ Tensor bmm(const Tensor& a, const Tensor& b) {
 }
 
 Tensor matmul(const Tensor& a, const Tensor& b) {
+  if (std::vector<Tensor> low; autocast_lower_all({&a, &b}, low)) return matmul(low[0], low[1]);
   check_pair("matmul", a, b);
   int64_t da = a.dim(), db = b.dim();
   EMBER_CHECK_KIND(Shape, da > 0 && db > 0,

@@ -3,10 +3,12 @@
 
 #include <initializer_list>
 #include <optional>
+#include <vector>
 
 #include "core/backend.h"
 #include "core/make_tensor.h"
 #include "core/shape.h"
+#include "ember/autocast.h"
 #include "ember/ops.h"
 
 namespace ember {
@@ -22,6 +24,31 @@ DType result_type_of(std::initializer_list<const Tensor*> tensors);
 // to_opmath(x) and converts its result back with .to(x.dtype()), both recorded for autograd.
 inline Tensor to_opmath(const Tensor& t) {
   return t.defined() && is_reduced_float(t.dtype()) ? t.to(opmath_dtype(t.dtype())) : t;
+}
+// Autocast (ember/autocast.h): a lower-precision op computes t in the autocast dtype when autocast
+// is on for t's device (floating t but float64); a float32 op computes 16-bit t in float32.
+inline Tensor autocast_lower(const Tensor& t) {
+  if (!t.defined() || !t.is_floating_point() || t.dtype() == kFloat64) return t;
+  std::optional<DType> low = autocast_detail::active_dtype(t.device().type());
+  return low && t.dtype() != *low ? t.to(*low) : t;
+}
+inline Tensor autocast_float32(const Tensor& t) {
+  if (!t.defined() || !is_reduced_float(t.dtype())) return t;
+  return autocast_detail::active_dtype(t.device().type()) ? t.to(kFloat32) : t;
+}
+inline bool autocast_active(const Tensor& t) {
+  return t.defined() && autocast_detail::active_dtype(t.device().type()).has_value();
+}
+// Lowers every operand of a lower-precision op; true when one of them changed (the op then runs
+// again on `out`).
+inline bool autocast_lower_all(std::initializer_list<const Tensor*> in, std::vector<Tensor>& out) {
+  if (in.size() == 0 || !autocast_active(**in.begin())) return false;
+  bool changed = false;
+  for (const Tensor* t : in) {
+    out.push_back(autocast_lower(*t));
+    changed |= out.back().defined() && !out.back().is_same(*t);
+  }
+  return changed;
 }
 // Moves 0-dim CPU tensors onto `device` (PyTorch lets CPU scalars mix with GPU tensors).
 Tensor on_device(const Tensor& t, Device device);

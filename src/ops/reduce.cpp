@@ -132,7 +132,8 @@ void record_prod(const Tensor& x, const Shape& dims, bool keepdim, const Tensor&
 Tensor sum(const Tensor& x, std::optional<DType> dtype) {
   return sum(x, {}, false, dtype);
 }
-Tensor sum(const Tensor& x, const Shape& dims, bool keepdim, std::optional<DType> dtype) {
+Tensor sum(const Tensor& x0, const Shape& dims, bool keepdim, std::optional<DType> dtype) {
+  const Tensor x = dtype ? x0 : autocast_float32(x0);
   Tensor out = reduce(ReduceOp::Sum, "sum", x, dims, keepdim, sum_dtype(x, dtype));
   record_sum("SumBackward1", x, dims, keepdim, out, 1.0);
   return out;
@@ -151,12 +152,14 @@ Tensor mean(const Tensor& x, const Shape& dims, bool keepdim) {
   record_sum("MeanBackward1", x, dims, keepdim, s, 1.0 / static_cast<double>(count));
   return s;
 }
-Tensor prod(const Tensor& x) {
+Tensor prod(const Tensor& x0) {
+  const Tensor x = autocast_float32(x0);
   Tensor out = reduce(ReduceOp::Prod, "prod", x, {}, false, sum_dtype(x, {}));
   record_prod(x, {}, false, out);
   return out;
 }
-Tensor prod(const Tensor& x, int64_t dim, bool keepdim) {
+Tensor prod(const Tensor& x0, int64_t dim, bool keepdim) {
+  const Tensor x = autocast_float32(x0);
   Shape d = single_dim("prod", x, dim);
   Tensor out = reduce(ReduceOp::Prod, "prod", x, d, keepdim, sum_dtype(x, {}));
   record_prod(x, d, keepdim, out);
