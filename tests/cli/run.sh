@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # tests/cli/run.sh EMBER OUT_DIR: end-to-end checks of the `ember` program on Fashion-MNIST --
-# train one epoch, resume to two, evaluate, and one-line errors with a non-zero exit for bad
-# input. Exits 77 (skipped) when the dataset is not installed.
+# train one epoch, resume to two, evaluate, train under --amp bf16 and fp16 (resumed), and
+# one-line errors with a non-zero exit for bad input. Exits 77 (skipped) when the dataset is not installed.
 set -uo pipefail
 ember=$1 out=$2
 data=/usr/share/datasets/fashion-mnist
@@ -22,6 +22,20 @@ grep -q "test accuracy" "$out.log" || fail "eval printed no accuracy"
 grep -q "confusion matrix" "$out.log" || fail "eval printed no confusion matrix"
 ls "$out" | grep -q tmp && fail "temporary files left in $out"
 
+# Mixed precision: bfloat16 autocast, and float16 with the GradScaler's state in the checkpoint,
+# resumed.
+amp="$out.amp"
+"$ember" train --epochs 1 --amp bf16 --out "$amp" > "$out.log" 2>&1 || fail "amp bf16: $(cat "$out.log")"
+grep -q "autocast bfloat16" "$out.log" || fail "--amp bf16 did not say it trains under autocast"
+grep -q "epoch 1: train loss" "$out.log" || fail "--amp bf16: no epoch summary line"
+rm -rf "$amp"
+"$ember" train --epochs 1 --amp fp16 --out "$amp" > "$out.log" 2>&1 || fail "amp fp16: $(cat "$out.log")"
+"$ember" train --epochs 2 --amp fp16 --resume --out "$amp" > "$out.log" 2>&1 ||
+  fail "amp fp16 resume: $(cat "$out.log")"
+[ "$(wc -l < "$amp/metrics.csv")" -eq 3 ] || fail "--amp fp16: metrics.csv should have two rows"
+grep -q "scaler.scale" "$amp/checkpoint.safetensors" || fail "--amp fp16: no scaler state saved"
+rm -rf "$amp"
+
 expect_error() {  # a one-line "ember: error:" and exit status 1
   local log; log=$("$ember" "$@" 2>&1); local rc=$?
   [ $rc -eq 1 ] || fail "'$*' exited $rc"
@@ -32,6 +46,7 @@ expect_error train --data /nonexistent --out "$out.x"
 expect_error train --device gpu --out "$out.x"
 expect_error train --device cuda:7 --out "$out.x"
 expect_error train --model cnn --resume --out "$out"
+expect_error train --amp fp32 --out "$out.x"
 echo garbage > "$out.bad"
 expect_error eval --checkpoint "$out.bad"
 expect_error eval --checkpoint "$out/none.safetensors"

@@ -35,11 +35,13 @@ CheckpointInfo info_of(const io::Metadata& m, const std::string& path) {
 }  // namespace
 
 void save_checkpoint(const std::string& path, const nn::Module& model, const optim::Optimizer* opt,
-                     const CheckpointInfo& info) {
+                     const CheckpointInfo& info, const amp::GradScaler* scaler) {
   io::NamedTensors tensors;
   for (auto& [name, t] : model.state_dict()) tensors.emplace_back("model." + name, t);
   if (opt)
     for (auto& [name, t] : opt->state_dict()) tensors.emplace_back("optimizer." + name, t);
+  if (scaler)
+    for (auto& [name, t] : scaler->state_dict()) tensors.emplace_back("scaler." + name, t);
   io::Metadata meta{{"format", "ember-checkpoint-1"},
                     {"model", info.model},
                     {"optimizer", info.optimizer},
@@ -55,21 +57,25 @@ CheckpointInfo read_checkpoint_info(const std::string& path) {
 }
 
 CheckpointInfo load_checkpoint(const std::string& path, nn::Module& model, optim::Optimizer* opt,
-                               const std::string& expected_model) {
+                               const std::string& expected_model, amp::GradScaler* scaler) {
   io::SafetensorsFile file = io::load_safetensors(path);
   CheckpointInfo info = info_of(file.metadata, path);
   EMBER_CHECK_KIND(Value, info.model == expected_model, "[checkpoint] '", path,
                    "' holds a model of kind '", info.model, "', not '", expected_model,
                    "'; use --model ", info.model, " or another --out directory");
-  nn::StateDict model_state, opt_state;
+  nn::StateDict model_state, opt_state, scaler_state;
   for (auto& [name, t] : file.tensors) {
     if (name.rfind("model.", 0) == 0)
       model_state.emplace_back(name.substr(6), t);
     else if (name.rfind("optimizer.", 0) == 0)
       opt_state.emplace_back(name.substr(10), t);
+    else if (name.rfind("scaler.", 0) == 0)
+      scaler_state.emplace_back(name.substr(7), t);
   }
   model.load_state_dict(model_state);
   if (opt) opt->load_state_dict(opt_state);
+  if (scaler && scaler->is_enabled() && !scaler_state.empty())
+    scaler->load_state_dict(scaler_state);
   return info;
 }
 

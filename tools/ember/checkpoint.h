@@ -1,6 +1,7 @@
 // tools/ember/checkpoint.h: a training checkpoint in safetensors -- model parameters and buffers
 // ("model.<name>"), optimizer state ("optimizer.<key>"), and as metadata the model and optimizer
-// names, the finished epoch, the seed and the random generator's position.
+// names, the finished epoch, the seed and the random generator's position; with --amp fp16 also
+// the GradScaler's state ("scaler.<key>").
 #pragma once
 
 #include <cstdint>
@@ -18,12 +19,15 @@ struct CheckpointInfo {
 };
 
 void save_checkpoint(const std::string& path, const nn::Module& model, const optim::Optimizer* opt,
-                     const CheckpointInfo& info);
+                     const CheckpointInfo& info, const amp::GradScaler* scaler = nullptr);
 // Reads the metadata only (to build the right model first).
 CheckpointInfo read_checkpoint_info(const std::string& path);
 // Loads weights (and optimizer state when opt is given) into an already built model; throws a
 // clear error when the checkpoint is of another model.
+// An enabled scaler takes the checkpoint's scaler state when it has one (a run resumed with
+// --amp fp16 after another --amp starts from the default scale).
 CheckpointInfo load_checkpoint(const std::string& path, nn::Module& model, optim::Optimizer* opt,
-                               const std::string& expected_model);
+                               const std::string& expected_model,
+                               amp::GradScaler* scaler = nullptr);
 
 }  // namespace ember::cli

@@ -17,6 +17,7 @@ struct TrainOptions {
   std::string out = "ember-run";
   bool resume = false;
   int workers = 2;
+  std::string amp = "none";  // none | bf16 (autocast in bfloat16) | fp16 (float16 + GradScaler)
 };
 
 struct EvalOptions {

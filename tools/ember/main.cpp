@@ -43,6 +43,11 @@ int main(int argc, char** argv) {
                 "Directory for metrics.csv, curves.svg and checkpoint.safetensors")
       ->capture_default_str();
   t->add_flag("--resume", train.resume, "Continue from the checkpoint in --out");
+  t->add_option("--amp", train.amp,
+                "Mixed precision: none, bf16 (autocast in bfloat16) or fp16 (autocast in float16 "
+                "with loss scaling)")
+      ->check(CLI::IsMember({"none", "bf16", "fp16"}))
+      ->capture_default_str();
   t->add_option("--workers", train.workers, "Background threads preparing batches")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
@@ -57,7 +62,10 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& err) {
-    return app.exit(err);
+    if (err.get_exit_code() == 0) return app.exit(err);  // --help
+    // Bad arguments get the same one-line error as every other failure.
+    std::cerr << "ember: error: " << err.what() << " (see ember --help)\n";
+    return 1;
   }
   try {
     if (app.got_subcommand("info")) return run_info();

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <optional>
 
 #include "checkpoint.h"
 #include "commands.h"
@@ -87,12 +88,18 @@ int run_train(const TrainOptions& o) {
   nn::Sequential model = make_model(o.model);
   model->to(device);
   std::unique_ptr<optim::Optimizer> opt = make_optimizer(o.optimizer, *model, o.lr);
+  // --amp: the forward pass and the loss under autocast (parameters stay float32); float16 also
+  // scales the loss so that small gradients survive, and skips steps with inf/NaN gradients.
+  const std::optional<DType> amp_dtype = o.amp == "bf16"   ? std::optional(kBFloat16)
+                                         : o.amp == "fp16" ? std::optional(kFloat16)
+                                                           : std::nullopt;
+  amp::GradScaler scaler({.enabled = amp_dtype == kFloat16});
   std::vector<EpochRow> rows;
   int start_epoch = 1;
   if (o.resume) {
     EMBER_CHECK_KIND(IO, std::filesystem::exists(ckpt), "--resume: no checkpoint at '", ckpt,
                      "'; train without --resume first");
-    CheckpointInfo info = load_checkpoint(ckpt, *model, opt.get(), o.model);
+    CheckpointInfo info = load_checkpoint(ckpt, *model, opt.get(), o.model, &scaler);
     EMBER_CHECK(info.optimizer == o.optimizer,
                 "--resume: the checkpoint was trained with --optimizer ", info.optimizer, ", not ",
                 o.optimizer);
@@ -106,7 +113,8 @@ int run_train(const TrainOptions& o) {
   }
   std::cerr << "training " << o.model << " on " << device << ": " << train_set->size()
             << " training and " << test_set->size() << " test images, batch " << o.batch_size
-            << ", " << o.optimizer << " lr " << o.lr << "\n";
+            << ", " << o.optimizer << " lr " << o.lr
+            << (amp_dtype ? std::string(", autocast ") + dtype_name(*amp_dtype) : "") << "\n";
 
   double best = 0;
   for (const EpochRow& r : rows) best = std::max(best, r.test_accuracy);
@@ -123,10 +131,15 @@ int run_train(const TrainOptions& o) {
     double loss_sum = 0;
     int64_t samples = 0;
     for (const data::Example& batch : loader) {
-      Tensor loss = nn::F::cross_entropy(model->forward(batch.data), batch.target);
+      Tensor loss;
+      {
+        AutocastGuard ac(device.type(), amp_dtype, amp_dtype.has_value());
+        loss = nn::F::cross_entropy(model->forward(batch.data), batch.target);
+      }
       opt->zero_grad();
-      loss.backward();
-      opt->step();
+      scaler.scale(loss).backward();
+      scaler.step(*opt);
+      scaler.update();
       double l = loss.item<double>();
       int64_t n = batch.target.numel();
       loss_sum += l * static_cast<double>(n);
@@ -148,7 +161,7 @@ int run_train(const TrainOptions& o) {
     std::fflush(stdout);
     Generator& gen = default_generator(Device(kCPU));
     save_checkpoint(ckpt, *model, opt.get(),
-                    {o.model, o.optimizer, epoch, o.seed, gen.seed(), gen.offset()});
+                    {o.model, o.optimizer, epoch, o.seed, gen.seed(), gen.offset()}, &scaler);
     write_metrics_csv(csv, rows);
     write_curves_svg(svg, rows);
   }
