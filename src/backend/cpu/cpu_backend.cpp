@@ -6,6 +6,7 @@
 #include <cstring>
 #include <new>
 
+#include "backend/cpu/cpu_half_convert.h"
 #include "backend/cpu/cpu_isa.h"
 #include "backend/cpu/cpu_loops.h"
 #include "core/host_allocator.h"
@@ -48,7 +49,10 @@ void CpuBackend::copy(const View& dst, const View& src) {
         if (s[0] == sizeof(To) && s[1] == sizeof(From)) {
           To* o = reinterpret_cast<To*>(p[0]);
           const From* a = reinterpret_cast<const From*>(p[1]);
-          for (int64_t i = 0; i < n; ++i) o[i] = math::cast<To>(a[i]);
+          if constexpr (requires { cpu::convert(o, a, n); })
+            cpu::convert(o, a, n);  // float32 <-> float16 / bfloat16, vectorized
+          else
+            for (int64_t i = 0; i < n; ++i) o[i] = math::cast<To>(a[i]);
         } else {
           for (int64_t i = 0; i < n; ++i)
             *reinterpret_cast<To*>(p[0] + i * s[0]) =
