@@ -154,6 +154,11 @@ row("sgemm_4096_fp32", "TFLOP/s", flop / (t(lambda: a @ a, 20) * 1e9))
 torch.set_float32_matmul_precision("high")
 row("sgemm_4096_tf32", "TFLOP/s", flop / (t(lambda: a @ a, 50) * 1e9))
 torch.set_float32_matmul_precision("highest")
+h = torch.randn(8192, 8192, device=dev).to(torch.bfloat16); flop8k = 2.0 * 8192 ** 3
+row("gemm_8192_bf16", "TFLOP/s", flop8k / (t(lambda: h @ h, 20) * 1e9))
+f = h.to(torch.float16)
+row("gemm_8192_fp16", "TFLOP/s", flop8k / (t(lambda: f @ f, 20) * 1e9))
+del h, f
 src = torch.randn(1 << 26, device=dev); dst = torch.empty(1 << 26, device=dev)
 nbytes = 4.0 * (1 << 26)
 copy_gbs = 2 * nbytes / (t(lambda: dst.copy_(src), 50) * 1e6)

@@ -15,7 +15,7 @@ void check_pair(const char* op, const Tensor& a, const Tensor& b) {
 
 // a: (B, M, K), b: (B, K, N) -> (B, M, N)
 Tensor batched(const Tensor& a, const Tensor& b) {
-  if (is_reduced_float(a.dtype())) {
+  if (is_reduced_float(a.dtype()) && !backend_for(a).native_half_matmul()) {
     autocast_detail::Suspend no_autocast;
     return batched(to_opmath(a), to_opmath(b)).to(a.dtype());
   }
@@ -43,7 +43,7 @@ Tensor mm(const Tensor& a, const Tensor& b) {
   EMBER_CHECK_KIND(Shape, a.size(1) == b.size(0),
                    "[mm] mat1 and mat2 shapes cannot be multiplied (", a.size(0), "x", a.size(1),
                    " and ", b.size(0), "x", b.size(1), ")");
-  if (is_reduced_float(a.dtype())) {
+  if (is_reduced_float(a.dtype()) && !backend_for(a).native_half_matmul()) {
     autocast_detail::Suspend no_autocast;
     return mm(to_opmath(a), to_opmath(b)).to(a.dtype());
   }

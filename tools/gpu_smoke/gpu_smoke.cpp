@@ -658,6 +658,13 @@ int bench() {
   set_float32_matmul_precision("high");
   row("sgemm_4096_tf32", "TFLOP/s", flop / (time_ms([&] { mm(a, a); }, 50) * 1e9));
   set_float32_matmul_precision("highest");
+  {  // 16-bit GEMM on tensor cores at 8192
+    Tensor h = randn({8192, 8192}, gpu()).to(kBFloat16);
+    const double flop8k = 2.0 * 8192 * 8192 * 8192;
+    row("gemm_8192_bf16", "TFLOP/s", flop8k / (time_ms([&] { mm(h, h); }, 20) * 1e9));
+    Tensor f = h.to(kFloat16);
+    row("gemm_8192_fp16", "TFLOP/s", flop8k / (time_ms([&] { mm(f, f); }, 20) * 1e9));
+  }
   // Device-to-device copy against element-wise add on 256 MiB operands: bytes moved per second
   // (copy reads and writes n floats, add reads two and writes one).
   Tensor src = randn({1 << 26}, gpu()), dst = empty({1 << 26}, gpu());

@@ -1,6 +1,7 @@
 // backend/cuda/cuda_matmul.cu: batched matrix multiply. float32 / float64 through cuBLAS strided
 // batched GEMM, reading transposed strided layouts directly and packing other layouts first;
-// float32 at full precision unless set_float32_matmul_precision allows TF32 tensor cores.
+// float32 at full precision unless set_float32_matmul_precision allows TF32 tensor cores;
+// float16 / bfloat16 on tensor cores with float32 accumulation (cublasGemmStridedBatchedEx).
 // Integer and bool dtypes through a plain kernel, as on the CPU.
 #include <cublas_v2.h>
 
@@ -145,11 +146,20 @@ bool fits_int(int64_t v) {
 template <class T>
 void gemm(cublasHandle_t h, GemmLayout la, GemmLayout lb, int64_t M, int64_t N, int64_t K,
           const T* a, int64_t sa, const T* b, int64_t sb, T* c, int64_t B) {
-  const T one = 1, zero = 0;
+  [[maybe_unused]] const T one = T(1), zero = T(0);
   auto m = static_cast<int>(N), n = static_cast<int>(M), k = static_cast<int>(K);
   auto lda = static_cast<int>(la.ld), ldb = static_cast<int>(lb.ld);
   auto batch = static_cast<int>(B);
-  if constexpr (std::is_same_v<T, float>) {
+  if constexpr (is_reduced_float_v<T>) {
+    // float16 / bfloat16 on tensor cores, accumulating in float32 (PyTorch's default; it also
+    // allows reduced-precision reductions, which ember does not).
+    const float one32 = 1, zero32 = 0;
+    const cudaDataType_t t = std::is_same_v<T, Half> ? CUDA_R_16F : CUDA_R_16BF;
+    check_cublas(cublasGemmStridedBatchedEx(h, op(lb), op(la), m, n, k, &one32, b, t, ldb, sb, a, t,
+                                            lda, sa, &zero32, c, t, m, M * N, batch,
+                                            CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+                 "matmul (cublasGemmStridedBatchedEx, 16-bit)");
+  } else if constexpr (std::is_same_v<T, float>) {
     if (float32_matmul_precision() != MatmulPrecision::Highest)
       check_cublas(
           cublasGemmStridedBatchedEx(h, op(lb), op(la), m, n, k, &one, b, CUDA_R_32F, ldb, sb, a,
@@ -215,11 +225,8 @@ void prepare_blas(int device, cudaStream_t stream) {
 }
 
 void launch_matmul(const View& dst, const View& a, const View& b) {
-  if (is_floating_point(dst.dtype)) check_float32_or_64(dst.dtype, "matmul");
   visit_dtype(dst.dtype, [&]<class T>() {
-    if constexpr (is_reduced_float_v<T>) {
-      return;  // refused above
-    } else if constexpr (std::is_floating_point_v<T>) {
+    if constexpr (is_float_v<T>) {
       matmul_float<T>(dst, a, b);
     } else {
       int64_t B = dst.sizes[0], M = dst.sizes[1], N = dst.sizes[2], K = a.sizes[2];
