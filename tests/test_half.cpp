@@ -254,6 +254,45 @@ TEST_P(HalfTensorTest, AdamStepsHalfParametersInFloat32) {
   EXPECT_TRUE(tensor_close(p.cpu().to(kFloat32), p32.detach().cpu(), rtol(), 1e-2));
 }
 
+TEST_P(HalfTensorTest, Float32OptimizerStateOnRequest) {
+  // Tiny gradients: 0.001 * g^2 is below float16's smallest subnormal, so float16 state would
+  // hold exp_avg_sq = 0; float32 state keeps the float32 run's step.
+  manual_seed(4);
+  Tensor p0 = randn({32}).to(dtype());
+  Tensor g = (rand({32}) + 1) * 1e-5;
+  Tensor p = p0.to(device(), dtype(), false, true).requires_grad_();
+  Tensor p32 = p0.to(kFloat32).to(device()).requires_grad_();
+  optim::Adam opt({p}, {.lr = 0.01, .state_dtype = kFloat32});
+  optim::Adam opt32({p32}, {.lr = 0.01});
+  for (int step = 0; step < 3; ++step) {
+    p.mutable_grad() = g.to(device(), dtype());
+    p32.mutable_grad() = g.to(device(), dtype()).to(kFloat32);
+    opt.step();
+    opt32.step();
+  }
+  for (const auto& [name, t] : opt.state_dict()) {
+    if (name.find("exp_avg") != std::string::npos) {
+      EXPECT_EQ(t.dtype(), kFloat32) << name;
+    }
+  }
+  EXPECT_EQ(p.dtype(), dtype());
+  EXPECT_TRUE(tensor_close(p.cpu().to(kFloat32), p32.detach().cpu(), rtol(), 1e-2));
+  optim::SGD sgd({p}, {.lr = 0.1, .momentum = 0.9, .state_dtype = kFloat32});
+  p.mutable_grad() = g.to(device(), dtype());
+  sgd.step();
+  for (const auto& [name, t] : sgd.state_dict()) {
+    if (name.find("momentum_buffer") != std::string::npos) {
+      EXPECT_EQ(t.dtype(), kFloat32);
+    }
+  }
+  // Other dtypes for the state of other parameters are refused.
+  Tensor q = ones({2}, {.device = device()}).requires_grad_();
+  q.mutable_grad() = ones({2}, {.device = device()});
+  optim::Adam bad({q}, {.state_dtype = kFloat64});
+  EXPECT_TRUE(testing::throws_error([&] { bad.step(); }, ErrorKind::DType,
+                                    {"[Adam] state_dtype float64 for a float32 parameter"}));
+}
+
 TEST_P(HalfTensorTest, PrintsAsPyTorch) {
   std::ostringstream os;
   os << tensor({1.5, 2.25}, {.dtype = dtype()});

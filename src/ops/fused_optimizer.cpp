@@ -25,6 +25,15 @@ Tensor checked_grad(const char* op, const Tensor& param) {
   return g.dtype() == param.dtype() ? g.contiguous() : g.to(param.dtype()).contiguous();
 }
 
+DType state_dtype(const char* op, const Tensor& param, std::optional<DType> requested) {
+  if (!requested || *requested == param.dtype()) return param.dtype();
+  EMBER_CHECK_KIND(DType, is_reduced_float(param.dtype()) && *requested == kFloat32, "[", op,
+                   "] state_dtype ", *requested, " for a ", param.dtype(),
+                   " parameter: state may differ from its parameter only as float32 state for "
+                   "float16 or bfloat16 parameters");
+  return *requested;
+}
+
 namespace {
 
 // One backend call, call(backend, params, grads, state1, state2, state3), over the updates whose
@@ -82,8 +91,8 @@ bool run_reduced_in_float(const Call& call, const std::vector<Update>& updates) 
   for (size_t i = 0; i < wide.size(); ++i) {
     origin[i]->param.detach().copy_(wide[i].param);
     for (int k = 0; k < 3; ++k) {
-      Tensor state = origin[i]->state[k];
-      if (state.defined()) state.copy_(wide[i].state[k]);
+      Tensor state = origin[i]->state[k];  // float32 state was updated in place
+      if (state.defined() && !state.is_same(wide[i].state[k])) state.copy_(wide[i].state[k]);
     }
   }
   return true;

@@ -3,6 +3,7 @@
 // device over every parameter.
 #pragma once
 
+#include <optional>
 #include <vector>
 
 #include "ember/tensor.h"
@@ -15,6 +16,10 @@ struct Update {
   Tensor param, grad;
   Tensor state[3];
 };
+
+// The dtype of a parameter's state: `requested` if set -- only float32 for a float16 or bfloat16
+// parameter, or the parameter's own dtype -- else the parameter's.
+DType state_dtype(const char* op, const Tensor& param, std::optional<DType> requested);
 
 // Checks that grad fits param and returns it contiguous.
 Tensor checked_grad(const char* op, const Tensor& param);

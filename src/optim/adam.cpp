@@ -61,10 +61,12 @@ void Adam::step() {
       if (!p.grad().defined()) continue;
       ParamState& st = state_of(p);
       if (st.empty()) {
+        const TensorOptions state{.dtype = detail::state_dtype(name, p, o.state_dtype),
+                                  .device = p.device()};
         st.emplace_back("step", zeros({}, {.dtype = kFloat64}));
-        st.emplace_back("exp_avg", zeros_like(p));
-        st.emplace_back("exp_avg_sq", zeros_like(p));
-        if (o.amsgrad) st.emplace_back("max_exp_avg_sq", zeros_like(p));
+        st.emplace_back("exp_avg", zeros(p.sizes(), state));
+        st.emplace_back("exp_avg_sq", zeros(p.sizes(), state));
+        if (o.amsgrad) st.emplace_back("max_exp_avg_sq", zeros(p.sizes(), state));
       }
       EMBER_CHECK(!o.amsgrad || st.size() == 4, "[", name,
                   "] amsgrad was turned on after the "

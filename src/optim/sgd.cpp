@@ -44,7 +44,9 @@ void SGD::step() {
       if (o.momentum != 0) {
         ParamState& st = state_of(p);
         if (st.empty()) {
-          st.emplace_back("momentum_buffer", empty_like(p));
+          st.emplace_back("momentum_buffer",
+                          empty(p.sizes(), {.dtype = detail::state_dtype("SGD", p, o.state_dtype),
+                                            .device = p.device()}));
           u.state[0] = st[0].second;
           fresh.push_back(std::move(u));
           continue;

@@ -2,6 +2,8 @@
 // amsgrad, following PyTorch's update rule, applied in one pass over each parameter.
 #pragma once
 
+#include <optional>
+
 #include <utility>
 
 #include "ember/optim/optimizer.h"
@@ -15,6 +17,10 @@ struct AdamOptions {
   double weight_decay = 0;
   bool amsgrad = false;
   bool maximize = false;
+  // The dtype of exp_avg / exp_avg_sq: the parameter's (PyTorch's behaviour) unless set;
+  // kFloat32 keeps float32 state for float16 / bfloat16 parameters (small second moments of
+  // float16 gradients would flush to zero in float16).
+  std::optional<DType> state_dtype = std::nullopt;
 };
 
 class Adam : public Optimizer {

@@ -2,6 +2,8 @@
 // decay, with PyTorch's update rule, applied in one pass over each parameter.
 #pragma once
 
+#include <optional>
+
 #include "ember/optim/optimizer.h"
 
 namespace ember::optim {
@@ -13,6 +15,9 @@ struct SGDOptions {
   double weight_decay = 0;
   bool nesterov = false;
   bool maximize = false;
+  // The momentum buffer's dtype: the parameter's unless set; kFloat32 for float16 / bfloat16
+  // parameters keeps it in float32.
+  std::optional<DType> state_dtype = std::nullopt;
 };
 
 class SGD : public Optimizer {
