@@ -1,6 +1,7 @@
 // tests/interop/dlpack_libtorch.cpp: DLPack exchange with PyTorch's C++ library (LibTorch) in the
 // same process -- ember tensors imported by at::fromDLPack and LibTorch tensors imported by
-// ember::io::from_dlpack, zero-copy both ways, values, strides and ownership checked. Built only
+// ember::io::from_dlpack, zero-copy both ways, values, strides and ownership checked, bfloat16 and
+// float16 included. Built only
 // when CMake finds LibTorch (Debian's libtorch-dev), whose DLPack is the legacy DLManagedTensor.
 #include <ATen/DLConvertor.h>
 #include <gtest/gtest.h>
@@ -46,7 +47,8 @@ TEST(DlpackLibTorch, LibTorchTensorsImportIntoEmberWithoutCopying) {
   for (auto [tdt, edt] :
        {std::pair{torch::kFloat32, ember::kFloat32}, std::pair{torch::kFloat64, ember::kFloat64},
         std::pair{torch::kInt64, ember::kInt64}, std::pair{torch::kInt32, ember::kInt32},
-        std::pair{torch::kUInt8, ember::kUInt8}}) {
+        std::pair{torch::kUInt8, ember::kUInt8}, std::pair{torch::kBFloat16, ember::kBFloat16},
+        std::pair{torch::kHalf, ember::kFloat16}}) {
     at::Tensor t = torch::arange(20, tdt).view({4, 5}).t();  // (5, 4), strides (1, 5)
     ember::Tensor e = ember::io::from_dlpack(as_ember(at::toDLPack(t)));
     EXPECT_EQ(e.dtype(), edt);
@@ -57,6 +59,19 @@ TEST(DlpackLibTorch, LibTorchTensorsImportIntoEmberWithoutCopying) {
     EXPECT_EQ(e.to(ember::kFloat64).contiguous().to_vector<double>(),
               want.to(ember::kFloat64).contiguous().to_vector<double>())
         << edt;
+  }
+}
+
+TEST(DlpackLibTorch, SixteenBitTensorsExportWithTheirBits) {
+  // bfloat16 and float16 go to LibTorch as its own dtypes, bit for bit: 0.1 rounded by ember
+  // equals 0.1 rounded by PyTorch.
+  for (auto [edt, tdt] :
+       {std::pair{ember::kBFloat16, torch::kBFloat16}, std::pair{ember::kFloat16, torch::kHalf}}) {
+    ember::Tensor e = ember::tensor({0.1, -2.5, 65504.0, 1e-6}).to(edt);
+    at::Tensor t = at::fromDLPack(as_aten(ember::io::to_dlpack(e)));
+    EXPECT_EQ(t.dtype(), tdt);
+    at::Tensor want = torch::tensor({0.1f, -2.5f, 65504.0f, 1e-6f}).to(tdt);
+    EXPECT_TRUE(torch::equal(t.view(torch::kInt16), want.view(torch::kInt16))) << edt;
   }
 }
 
