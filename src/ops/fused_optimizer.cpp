@@ -70,6 +70,10 @@ void run_all(const Call& call, const std::vector<Update>& updates);
 
 template <class Call>
 bool run_reduced_in_float(const Call& call, const std::vector<Update>& updates) {
+  // The common case (no 16-bit parameter) costs one pass and no copies.
+  if (std::none_of(updates.begin(), updates.end(),
+                   [](const Update& u) { return is_reduced_float(u.param.dtype()); }))
+    return false;
   std::vector<Update> wide, rest;
   std::vector<const Update*> origin;
   for (const Update& u : updates) {
@@ -85,7 +89,6 @@ bool run_reduced_in_float(const Call& call, const std::vector<Update>& updates) 
     wide.push_back(std::move(w));
     origin.push_back(&u);
   }
-  if (wide.empty()) return false;
   run_all(call, rest);
   run_all(call, wide);
   for (size_t i = 0; i < wide.size(); ++i) {
