@@ -62,12 +62,6 @@ class Backend {
 
   virtual void synchronize(int device_index) = 0;
 
-  // Whether matmul takes float16 and bfloat16 views itself (tensor-core GEMM accumulating in
-  // float32); otherwise the op computes 16-bit operands through float32.
-  virtual bool native_half_matmul() const {
-    return false;
-  }
-
  private:
   [[noreturn]] void not_implemented(const char* op) const;
 };

@@ -15,10 +15,6 @@ void check_pair(const char* op, const Tensor& a, const Tensor& b) {
 
 // a: (B, M, K), b: (B, K, N) -> (B, M, N)
 Tensor batched(const Tensor& a, const Tensor& b) {
-  if (is_reduced_float(a.dtype()) && !backend_for(a).native_half_matmul()) {
-    autocast_detail::Suspend no_autocast;
-    return batched(to_opmath(a), to_opmath(b)).to(a.dtype());
-  }
   Tensor out = make_tensor({a.size(0), a.size(1), b.size(2)}, a.dtype(), a.device());
   if (out.numel() > 0) backend_for(a).matmul(view_of(out), view_of(a), view_of(b));
   if (autograd::needs_grad({&a, &b})) {
@@ -43,10 +39,6 @@ Tensor mm(const Tensor& a, const Tensor& b) {
   EMBER_CHECK_KIND(Shape, a.size(1) == b.size(0),
                    "[mm] mat1 and mat2 shapes cannot be multiplied (", a.size(0), "x", a.size(1),
                    " and ", b.size(0), "x", b.size(1), ")");
-  if (is_reduced_float(a.dtype()) && !backend_for(a).native_half_matmul()) {
-    autocast_detail::Suspend no_autocast;
-    return mm(to_opmath(a), to_opmath(b)).to(a.dtype());
-  }
   Tensor out = make_tensor({a.size(0), b.size(1)}, a.dtype(), a.device());
   if (out.numel() > 0) {
     // The kernel takes batches: view each matrix as a batch of one.

@@ -35,8 +35,8 @@ int64_t balanced_block(int64_t n, int64_t max_block, int64_t multiple) {
 // on K only, so every element of c sums the same K blocks in the same order on any thread.
 struct Blocks {
   int64_t mc, kc, nb;
-  template <class T>
-  Blocks(const GemmKernel<T>& kern, const GemmArgs<T>& g)
+  template <class T, class S>
+  Blocks(const GemmKernel<T, S>& kern, const GemmArgs<T, S>& g)
       : mc(balanced_block(g.m, kern.mc, kern.mr)),
         kc(balanced_block(g.k, kern.kc, 1)),
         nb(balanced_block(g.n, kern.nb, kern.nr)) {}
@@ -45,10 +45,10 @@ struct Blocks {
 
 // Runs the micro-kernel over all a panels of the packed block (rows x kc) x the packed b block
 // (kc x cols) into c at (row0, col0).
-template <class T>
-void compute_block(const GemmKernel<T>& kern, const GemmArgs<T>& g, const T* apack, int64_t row0,
-                   int64_t rows, const T* bpack, int64_t col0, int64_t cols, int64_t kc,
-                   bool accumulate) {
+template <class T, class S>
+void compute_block(const GemmKernel<T, S>& kern, const GemmArgs<T, S>& g, const T* apack,
+                   int64_t row0, int64_t rows, const T* bpack, int64_t col0, int64_t cols,
+                   int64_t kc, bool accumulate) {
   for (int64_t r = 0; r < rows; r += kern.mr) {
     int nrow = static_cast<int>(std::min<int64_t>(kern.mr, rows - r));
     auto micro = kern.micro[nrow - 1];
@@ -61,8 +61,8 @@ void compute_block(const GemmKernel<T>& kern, const GemmArgs<T>& g, const T* apa
 }
 
 // c = a @ b on the calling thread, with packing buffers at `buf` (Blocks::elements() of them).
-template <class T>
-void gemm_serial(const GemmKernel<T>& kern, const GemmArgs<T>& g, T* buf) {
+template <class T, class S>
+void gemm_serial(const GemmKernel<T, S>& kern, const GemmArgs<T, S>& g, T* buf) {
   Blocks bl(kern, g);
   T* apack = buf;
   T* bpack = buf + bl.mc * bl.kc;
@@ -85,9 +85,10 @@ void gemm_serial(const GemmKernel<T>& kern, const GemmArgs<T>& g, T* buf) {
 // that packs its own panels: the threads never wait for one another inside the product (waking a
 // sleeping OpenMP thread costs 100-300 us on a busy VM, more than packing the shared operand
 // twice).
-template <class T>
-GemmArgs<T> part(const GemmKernel<T>& kern, const GemmArgs<T>& g, bool split_n, int t, int nt) {
-  GemmArgs<T> p = g;
+template <class T, class S>
+GemmArgs<T, S> part(const GemmKernel<T, S>& kern, const GemmArgs<T, S>& g, bool split_n, int t,
+                    int nt) {
+  GemmArgs<T, S> p = g;
   int64_t unit = split_n ? kern.nr : kern.mr, extent = split_n ? g.n : g.m;
   int64_t units = ceil_div(extent, unit);
   int64_t lo = std::min(extent, units * t / nt * unit);
@@ -135,9 +136,9 @@ thread_local Scratch scratch;
 
 namespace {
 
-template <class T>
-const GemmKernel<T>& pick(CpuIsa isa, const GemmKernel<T>& avx512, const GemmKernel<T>& avx2,
-                          const GemmKernel<T>& baseline) {
+template <class T, class S>
+const GemmKernel<T, S>& pick(CpuIsa isa, const GemmKernel<T, S>& avx512,
+                             const GemmKernel<T, S>& avx2, const GemmKernel<T, S>& baseline) {
   switch (isa) {
     case CpuIsa::kAvx512:
       return avx512;
@@ -161,8 +162,18 @@ const GemmKernel<double>& gemm_kernel<double>(CpuIsa isa) {
   return pick(isa, kGemmAvx512F64, kGemmAvx2F64, kGemmBaselineF64);
 }
 
-template <class T>
-void gemm(const GemmKernel<T>& kern, const GemmArgs<T>& g, int threads) {
+template <>
+const GemmKernel<float, BFloat16>& gemm_kernel<float, BFloat16>(CpuIsa isa) {
+  return pick(isa, kGemmAvx512BF16, kGemmAvx2BF16, kGemmBaselineBF16);
+}
+
+template <>
+const GemmKernel<float, Half>& gemm_kernel<float, Half>(CpuIsa isa) {
+  return pick(isa, kGemmAvx512F16, kGemmAvx2F16, kGemmBaselineF16);
+}
+
+template <class T, class S>
+void gemm(const GemmKernel<T, S>& kern, const GemmArgs<T, S>& g, int threads) {
   // Below about 2^17 multiply-adds per thread, waking a second thread costs more than it saves.
   int64_t work = g.m * g.n * g.k;
   int nt = static_cast<int>(std::clamp<int64_t>(work >> 17, 1, std::max(threads, 1)));
@@ -190,7 +201,7 @@ void gemm(const GemmKernel<T>& kern, const GemmArgs<T>& g, int threads) {
   {
     T* mine = base + omp_get_thread_num() * elements;
     for (int i = next.fetch_add(1); i < nt; i = next.fetch_add(1)) {
-      GemmArgs<T> p = part(kern, g, split_n, i, nt);
+      GemmArgs<T, S> p = part(kern, g, split_n, i, nt);
       if (p.m > 0 && p.n > 0) gemm_serial(kern, p, mine);
     }
   }
@@ -198,5 +209,7 @@ void gemm(const GemmKernel<T>& kern, const GemmArgs<T>& g, int threads) {
 
 template void gemm(const GemmKernel<float>&, const GemmArgs<float>&, int);
 template void gemm(const GemmKernel<double>&, const GemmArgs<double>&, int);
+template void gemm(const GemmKernel<float, BFloat16>&, const GemmArgs<float, BFloat16>&, int);
+template void gemm(const GemmKernel<float, Half>&, const GemmArgs<float, Half>&, int);
 
 }  // namespace ember::cpu

@@ -1,11 +1,12 @@
 // backend/cpu/cpu_gemm_avx2.cpp: the AVX2 + FMA kernels of cpu_gemm.h (x86-64-v3: AMD Zen, Intel
-// since Haswell) -- float32 6x16 tiles and float64 6x8 (12 ymm accumulators, 2 for b, 1
+// since Haswell) -- float32 6x16 tiles (also for bfloat16 and float16 operands, widened while
+// packed; F16C is part of x86-64-v3) and float64 6x8 (12 ymm accumulators, 2 for b, 1
 // broadcast of the 16 registers), block sizes for 32 KiB L1d / 256-512 KiB L2 per core.
 #include <immintrin.h>
 
 #include <cstdint>
 
-#define EMBER_GEMM_TARGET [[gnu::target("avx2,fma")]]
+#define EMBER_GEMM_TARGET [[gnu::target("avx2,fma,f16c")]]
 #define EMBER_GEMM_INLINE EMBER_GEMM_TARGET [[gnu::always_inline]] inline
 #define EMBER_GEMM_NS gemm_avx2
 #include "backend/cpu/cpu_gemm_kernel.h"
@@ -41,6 +42,22 @@ struct VecF32 {
   }
   EMBER_GEMM_INLINE static void store_partial(T* p, R r, int n) {
     _mm256_maskstore_ps(p, mask32(n), r);
+  }
+  // bfloat16 is float32's upper half: widen to 32 bits and shift; float16 through F16C. AVX2 has
+  // no 16-bit masked load: partial ones go through a lane buffer.
+  EMBER_GEMM_INLINE static R widen(__m128i x, const BFloat16*) {
+    return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(x), 16));
+  }
+  EMBER_GEMM_INLINE static R widen(__m128i x, const Half*) { return _mm256_cvtph_ps(x); }
+  template <class S>
+  EMBER_GEMM_INLINE static R load_src(const S* p) {
+    return widen(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)), p);
+  }
+  template <class S>
+  EMBER_GEMM_INLINE static R load_src_partial(const S* p, int n) {
+    alignas(16) S lanes[8] = {};
+    for (int i = 0; i < n; ++i) lanes[i] = p[i];
+    return load_src(lanes);
   }
   // An 8x8 transpose in registers: unpack pairs, shuffle quads, swap 128-bit halves.
   EMBER_GEMM_INLINE static void transpose(R r[8]) {
@@ -91,5 +108,10 @@ constinit const GemmKernel<float> kGemmAvx2F32 =
     gemm_avx2::make_gemm_kernel<gemm_avx2::VecF32, 6, 2>("avx2 6x16", 256, 192, 1008);
 constinit const GemmKernel<double> kGemmAvx2F64 =
     gemm_avx2::make_gemm_kernel<gemm_avx2::VecF64, 6, 2>("avx2 6x8", 256, 96, 1008);
+constinit const GemmKernel<float, BFloat16> kGemmAvx2BF16 =
+    gemm_avx2::make_gemm_kernel<gemm_avx2::VecF32, 6, 2, BFloat16>("avx2 6x16 bf16", 256, 192,
+                                                                   1008);
+constinit const GemmKernel<float, Half> kGemmAvx2F16 =
+    gemm_avx2::make_gemm_kernel<gemm_avx2::VecF32, 6, 2, Half>("avx2 6x16 f16", 256, 192, 1008);
 
 }  // namespace ember::cpu

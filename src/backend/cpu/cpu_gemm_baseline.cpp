@@ -1,6 +1,7 @@
 // backend/cpu/cpu_gemm_baseline.cpp: the x86-64 baseline kernels of cpu_gemm.h (SSE2, no FMA) --
-// float32 6x8 tiles and float64 6x4 (12 xmm accumulators of the 16 registers), for CPUs without
-// AVX2 and for EMBER_CPU_ISA=baseline.
+// float32 6x8 tiles (also for bfloat16 and float16 operands, widened while packed: bfloat16 by
+// interleaving with zeros, float16 by moving its fields into place) and float64 6x4 (12 xmm
+// accumulators of the 16 registers), for CPUs without AVX2 and for EMBER_CPU_ISA=baseline.
 #include <emmintrin.h>
 #include <xmmintrin.h>
 
@@ -35,6 +36,35 @@ struct VecF32 {
     for (int i = 0; i < n; ++i) p[i] = lanes[i];
   }
   EMBER_GEMM_INLINE static void transpose(R r[4]) { _MM_TRANSPOSE4_PS(r[0], r[1], r[2], r[3]); }
+  EMBER_GEMM_INLINE static R load_src(const BFloat16* p) {
+    __m128i x = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p));
+    return _mm_castsi128_ps(_mm_unpacklo_epi16(_mm_setzero_si128(), x));
+  }
+  // float16 without F16C, exactly: move exponent and mantissa into place and rebias the exponent
+  // (by twice that for infinities and NaNs); a subnormal (or zero) x m 2^-24 is built as the float
+  // 2^-14 (1 + m 2^-10) and has 2^-14 taken away.
+  EMBER_GEMM_INLINE static R load_src(const Half* p) {
+    const __m128i h = _mm_unpacklo_epi16(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)),
+                                         _mm_setzero_si128());
+    const __m128i rebias = _mm_set1_epi32(0x38000000), exp_mask = _mm_set1_epi32(0x0f800000);
+    __m128i o = _mm_slli_epi32(_mm_and_si128(h, _mm_set1_epi32(0x7fff)), 13);
+    const __m128i e = _mm_and_si128(o, exp_mask);
+    o = _mm_add_epi32(o, rebias);
+    o = _mm_add_epi32(o, _mm_and_si128(_mm_cmpeq_epi32(e, exp_mask), rebias));
+    const __m128 tiny = _mm_sub_ps(_mm_castsi128_ps(_mm_add_epi32(o, _mm_set1_epi32(0x00800000))),
+                                   _mm_castsi128_ps(_mm_set1_epi32(0x38800000)));
+    const __m128 is_tiny = _mm_castsi128_ps(_mm_cmpeq_epi32(e, _mm_setzero_si128()));
+    const __m128 f =
+        _mm_or_ps(_mm_and_ps(is_tiny, tiny), _mm_andnot_ps(is_tiny, _mm_castsi128_ps(o)));
+    return _mm_or_ps(
+        f, _mm_castsi128_ps(_mm_slli_epi32(_mm_and_si128(h, _mm_set1_epi32(0x8000)), 16)));
+  }
+  template <class S>
+  EMBER_GEMM_INLINE static R load_src_partial(const S* p, int n) {
+    S lanes[4] = {};
+    for (int i = 0; i < n; ++i) lanes[i] = p[i];
+    return load_src(static_cast<const S*>(lanes));
+  }
 };
 
 struct VecF64 {
@@ -67,5 +97,11 @@ constinit const GemmKernel<float> kGemmBaselineF32 =
     gemm_baseline::make_gemm_kernel<gemm_baseline::VecF32, 6, 2>("baseline 6x8", 256, 192, 1008);
 constinit const GemmKernel<double> kGemmBaselineF64 =
     gemm_baseline::make_gemm_kernel<gemm_baseline::VecF64, 6, 2>("baseline 6x4", 256, 96, 1008);
+constinit const GemmKernel<float, BFloat16> kGemmBaselineBF16 =
+    gemm_baseline::make_gemm_kernel<gemm_baseline::VecF32, 6, 2, BFloat16>("baseline 6x8 bf16", 256,
+                                                                           192, 1008);
+constinit const GemmKernel<float, Half> kGemmBaselineF16 =
+    gemm_baseline::make_gemm_kernel<gemm_baseline::VecF32, 6, 2, Half>("baseline 6x8 f16", 256, 192,
+                                                                       1008);
 
 }  // namespace ember::cpu

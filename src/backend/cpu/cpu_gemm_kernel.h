@@ -8,12 +8,16 @@
 //   T, R (a register), kLanes, zero(), load(p), store(p, r), broadcast(x), fmadd(a, b, c) (a * b +
 //   c), add(a, b), load_partial(p, n) (lanes >= n zero, no memory past p + n read),
 //   store_partial(p, r, n) (lanes < n only), and kTranspose with transpose(r[kLanes]) (on return
-//   r[j] holds element j of every input r[i]) where the level has a fast one.
+//   r[j] holds element j of every input r[i]) where the level has a fast one. A float32 V also
+//   gives load_src(p) and load_src_partial(p, n) for p a BFloat16 or Half pointer (kLanes
+//   16-bit elements, or the first n with the other lanes zero, widened to float32), which the
+//   packers of 16-bit operands use.
 #pragma once
 
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <type_traits>
 #include <utility>
 
 #include "backend/cpu/cpu_gemm.h"
@@ -85,28 +89,52 @@ EMBER_GEMM_TARGET void gemm_micro(int64_t kc, const typename V::T* ap, const typ
   }
 }
 
+// kLanes elements of S at p (all, or the first n with the other lanes zero) as a register of T.
+template <class V, class S>
+EMBER_GEMM_TARGET [[gnu::always_inline]] inline typename V::R gemm_load(const S* p) {
+  if constexpr (std::is_same_v<S, typename V::T>)
+    return V::load(p);
+  else
+    return V::load_src(p);
+}
+template <class V, class S>
+EMBER_GEMM_TARGET [[gnu::always_inline]] inline typename V::R gemm_load_partial(const S* p, int n) {
+  if constexpr (std::is_same_v<S, typename V::T>)
+    return V::load_partial(p, n);
+  else
+    return V::load_src_partial(p, n);
+}
+// One element of S as T.
+template <class T, class S>
+EMBER_GEMM_TARGET [[gnu::always_inline]] inline T gemm_elem(S x) {
+  if constexpr (std::is_same_v<S, T>)
+    return x;
+  else
+    return static_cast<T>(static_cast<float>(x));
+}
+
 // How far ahead (in bytes) the transposing packer prefetches each line: four cache lines, enough
 // for the strided streams it reads to arrive from memory in time.
 constexpr int64_t kGemmPrefetchBytes = 256;
 
 // out (kc x width, row stride ld, width <= kLanes) = the transpose of `lines` (width x kc): line i
 // has its kc elements contiguous at src + i * line_stride; lines past `valid` read as zero.
-template <class V>
-EMBER_GEMM_TARGET void gemm_pack_transposed(const typename V::T* src, int64_t line_stride,
-                                            int valid, int width, int64_t kc, typename V::T* out,
-                                            int64_t ld) {
+template <class V, class S>
+EMBER_GEMM_TARGET void gemm_pack_transposed(const S* src, int64_t line_stride, int valid, int width,
+                                            int64_t kc, typename V::T* out, int64_t ld) {
   using R = typename V::R;
+  using T = typename V::T;
   constexpr int L = V::kLanes;
-  constexpr int64_t kAhead = kGemmPrefetchBytes / sizeof(typename V::T);
+  constexpr int64_t kAhead = kGemmPrefetchBytes / sizeof(S);
   int64_t q = 0;
   for (; q + L <= kc; q += L) {
     R r[L];
 #pragma GCC unroll 16
     for (int i = 0; i < L; ++i) {
       if (i < valid) {
-        const typename V::T* line = src + i * line_stride + q;
+        const S* line = src + i * line_stride + q;
         if (q + L + kAhead <= kc) __builtin_prefetch(line + kAhead, 0, 3);
-        r[i] = V::load(line);
+        r[i] = gemm_load<V>(line);
       } else {
         r[i] = V::zero();
       }
@@ -122,13 +150,13 @@ EMBER_GEMM_TARGET void gemm_pack_transposed(const typename V::T* src, int64_t li
   }
   for (; q < kc; ++q)
     for (int i = 0; i < width; ++i)
-      out[q * ld + i] = i < valid ? src[i * line_stride + q] : typename V::T(0);
+      out[q * ld + i] = i < valid ? gemm_elem<T>(src[i * line_stride + q]) : T(0);
 }
 
 // Packs a's block at (row0, col0), rows x kc, into MR-row micro-panels: panel p holds rows
 // row0 + MR p .. + MR as kc groups of MR (zero past `rows`).
-template <class V, int MR>
-EMBER_GEMM_TARGET void gemm_pack_a(const GemmArgs<typename V::T>& g, int64_t row0, int64_t rows,
+template <class V, int MR, class S>
+EMBER_GEMM_TARGET void gemm_pack_a(const GemmArgs<typename V::T, S>& g, int64_t row0, int64_t rows,
                                    int64_t col0, int64_t kc, typename V::T* dst) {
   using T = typename V::T;
   constexpr int L = V::kLanes;
@@ -136,7 +164,7 @@ EMBER_GEMM_TARGET void gemm_pack_a(const GemmArgs<typename V::T>& g, int64_t row
     T* out = dst + p * MR * kc;
     int64_t r0 = row0 + p * MR;
     int nrow = static_cast<int>(std::min<int64_t>(MR, row0 + rows - r0));
-    const T* src = g.a + r0 * g.a_rs + col0 * g.a_cs;
+    const S* src = g.a + r0 * g.a_rs + col0 * g.a_cs;
     if constexpr (V::kTranspose) {
       if (g.a_cs == 1) {  // rows of a are contiguous: transpose kLanes k at a time
         for (int i0 = 0; i0 < MR; i0 += L) {
@@ -148,19 +176,20 @@ EMBER_GEMM_TARGET void gemm_pack_a(const GemmArgs<typename V::T>& g, int64_t row
       }
     }
     if (g.a_rs == 1 && nrow == MR) {  // a column holds the panel's MR values contiguously
-      for (int64_t q = 0; q < kc; ++q) std::copy_n(src + q * g.a_cs, MR, out + q * MR);
+      for (int64_t q = 0; q < kc; ++q)
+        for (int i = 0; i < MR; ++i) out[q * MR + i] = gemm_elem<T>(src[q * g.a_cs + i]);
       continue;
     }
     if (nrow < MR) std::fill_n(out, MR * kc, T(0));
     for (int64_t q = 0; q < kc; ++q)
-      for (int i = 0; i < nrow; ++i) out[q * MR + i] = src[i * g.a_rs + q * g.a_cs];
+      for (int i = 0; i < nrow; ++i) out[q * MR + i] = gemm_elem<T>(src[i * g.a_rs + q * g.a_cs]);
   }
 }
 
 // Packs b's block at (row0, col0), kc x cols, into NR-column micro-panels of kc rows each (zero
 // past `cols`), NR = NV * kLanes.
-template <class V, int NV>
-EMBER_GEMM_TARGET void gemm_pack_b(const GemmArgs<typename V::T>& g, int64_t row0, int64_t kc,
+template <class V, int NV, class S>
+EMBER_GEMM_TARGET void gemm_pack_b(const GemmArgs<typename V::T, S>& g, int64_t row0, int64_t kc,
                                    int64_t col0, int64_t cols, typename V::T* dst) {
   using T = typename V::T;
   constexpr int L = V::kLanes, NR = NV * L;
@@ -168,17 +197,17 @@ EMBER_GEMM_TARGET void gemm_pack_b(const GemmArgs<typename V::T>& g, int64_t row
     int64_t full = cols / NR * NR;
     int tail = static_cast<int>(cols - full);
     for (int64_t q = 0; q < kc; ++q) {
-      const T* row = g.b + (row0 + q) * g.b_rs + col0;
+      const S* row = g.b + (row0 + q) * g.b_rs + col0;
       T* out = dst + q * NR;
       for (int64_t j = 0; j < full; j += NR)
 #pragma GCC unroll 4
-        for (int v = 0; v < NV; ++v) V::store(out + j * kc + v * L, V::load(row + j + v * L));
+        for (int v = 0; v < NV; ++v) V::store(out + j * kc + v * L, gemm_load<V>(row + j + v * L));
       if (tail > 0)
 #pragma GCC unroll 4
         for (int v = 0; v < NV; ++v) {
           int n = tail - v * L;
-          V::store(out + full * kc + v * L, n >= L  ? V::load(row + full + v * L)
-                                            : n > 0 ? V::load_partial(row + full + v * L, n)
+          V::store(out + full * kc + v * L, n >= L  ? gemm_load<V>(row + full + v * L)
+                                            : n > 0 ? gemm_load_partial<V>(row + full + v * L, n)
                                                     : V::zero());
         }
     }
@@ -187,7 +216,7 @@ EMBER_GEMM_TARGET void gemm_pack_b(const GemmArgs<typename V::T>& g, int64_t row
   for (int64_t j = 0; j < cols; j += NR) {
     T* out = dst + j * kc;
     int ncol = static_cast<int>(std::min<int64_t>(NR, cols - j));
-    const T* src = g.b + row0 * g.b_rs + (col0 + j) * g.b_cs;
+    const S* src = g.b + row0 * g.b_rs + (col0 + j) * g.b_cs;
     if constexpr (V::kTranspose) {
       if (g.b_rs == 1) {  // columns of b are contiguous (a transposed weight): transpose
         for (int v = 0; v < NV; ++v) {
@@ -200,17 +229,18 @@ EMBER_GEMM_TARGET void gemm_pack_b(const GemmArgs<typename V::T>& g, int64_t row
     }
     if (ncol < NR) std::fill_n(out, NR * kc, T(0));
     for (int64_t q = 0; q < kc; ++q)
-      for (int jj = 0; jj < ncol; ++jj) out[q * NR + jj] = src[q * g.b_rs + jj * g.b_cs];
+      for (int jj = 0; jj < ncol; ++jj)
+        out[q * NR + jj] = gemm_elem<T>(src[q * g.b_rs + jj * g.b_cs]);
   }
 }
 
-// The kernel of V with MR x (NV * kLanes) tiles and the given block sizes.
-template <class V, int MR, int NV, int... Rows>
-constexpr GemmKernel<typename V::T> make_gemm_kernel(const char* name, int64_t kc, int64_t nb,
-                                                     int64_t mc,
-                                                     std::integer_sequence<int, Rows...>) {
+// The kernel of V with MR x (NV * kLanes) tiles and the given block sizes, packing operands of S.
+template <class V, int MR, int NV, class S, int... Rows>
+constexpr GemmKernel<typename V::T, S> make_gemm_kernel(const char* name, int64_t kc, int64_t nb,
+                                                        int64_t mc,
+                                                        std::integer_sequence<int, Rows...>) {
   static_assert(MR <= kMaxGemmMr);
-  return GemmKernel<typename V::T>{
+  return GemmKernel<typename V::T, S>{
       .name = name,
       .mr = MR,
       .nr = NV * V::kLanes,
@@ -218,15 +248,15 @@ constexpr GemmKernel<typename V::T> make_gemm_kernel(const char* name, int64_t k
       .nb = nb,
       .mc = mc,
       .micro = {&gemm_micro<V, MR, NV, Rows + 1>...},
-      .pack_a = &gemm_pack_a<V, MR>,
-      .pack_b = &gemm_pack_b<V, NV>,
+      .pack_a = &gemm_pack_a<V, MR, S>,
+      .pack_b = &gemm_pack_b<V, NV, S>,
   };
 }
 
-template <class V, int MR, int NV>
-constexpr GemmKernel<typename V::T> make_gemm_kernel(const char* name, int64_t kc, int64_t nb,
-                                                     int64_t mc) {
-  return make_gemm_kernel<V, MR, NV>(name, kc, nb, mc, std::make_integer_sequence<int, MR>{});
+template <class V, int MR, int NV, class S = typename V::T>
+constexpr GemmKernel<typename V::T, S> make_gemm_kernel(const char* name, int64_t kc, int64_t nb,
+                                                        int64_t mc) {
+  return make_gemm_kernel<V, MR, NV, S>(name, kc, nb, mc, std::make_integer_sequence<int, MR>{});
 }
 
 }  // namespace ember::cpu::EMBER_GEMM_NS

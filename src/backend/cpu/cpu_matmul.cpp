@@ -1,11 +1,14 @@
 // backend/cpu/cpu_matmul.cpp: batched matrix multiply -- ember's own GEMM (cpu_gemm.h, the kernel
-// of the CPU's instruction-set level) for float32 and float64, a plain loop for small products and
-// integer dtypes. Results never depend on the thread count.
+// of the CPU's instruction-set level) for float32 and float64, and for bfloat16 and float16
+// operands widened to float32 while packed, accumulated in float32 and rounded once; a plain loop
+// for small products and integer dtypes. Results never depend on the thread count.
 #include <algorithm>
 
 #include "backend/cpu/cpu_backend.h"
 #include "backend/cpu/cpu_gemm.h"
+#include "backend/cpu/cpu_half_convert.h"
 #include "backend/cpu/cpu_loops.h"
+#include "core/host_allocator.h"
 
 namespace ember {
 
@@ -15,21 +18,23 @@ namespace {
 // (packing, blocking): a Linear(10, 1) step's products are 320 each.
 constexpr int64_t kSmallGemm = 4096;
 
-// c (M, N) = a (M, K) @ b (K, N) for one small matrix, any strides. The inner loop runs along
-// the longer of K (dot products) and N (adding a[m, k] * b[k, :] to c's row).
-template <class T>
-void small_gemm(T* c, const T* a, int64_t as1, int64_t as2, const T* b, int64_t bs1, int64_t bs2,
+// c (M, N) = a (M, K) @ b (K, N) for one small matrix, any strides, a and b of S read as T. The
+// inner loop runs along the longer of K (dot products) and N (adding a[m, k] * b[k, :] to c's
+// row).
+template <class T, class S>
+void small_gemm(T* c, const S* a, int64_t as1, int64_t as2, const S* b, int64_t bs1, int64_t bs2,
                 int64_t M, int64_t N, int64_t K) {
+  auto at = [](S x) { return static_cast<T>(x); };
   if (K >= N) {
     for (int64_t m = 0; m < M; ++m) {
-      const T* arow = a + m * as1;
+      const S* arow = a + m * as1;
       for (int64_t n = 0; n < N; ++n) {
-        const T* bcol = b + n * bs2;
+        const S* bcol = b + n * bs2;
         T acc = 0;
         if (as2 == 1 && bs1 == 1) {
-          for (int64_t k = 0; k < K; ++k) acc += arow[k] * bcol[k];
+          for (int64_t k = 0; k < K; ++k) acc += at(arow[k]) * at(bcol[k]);
         } else {
-          for (int64_t k = 0; k < K; ++k) acc += arow[k * as2] * bcol[k * bs1];
+          for (int64_t k = 0; k < K; ++k) acc += at(arow[k * as2]) * at(bcol[k * bs1]);
         }
         c[m * N + n] = acc;
       }
@@ -40,35 +45,35 @@ void small_gemm(T* c, const T* a, int64_t as1, int64_t as2, const T* b, int64_t 
     T* crow = c + m * N;
     std::fill_n(crow, N, T(0));
     for (int64_t k = 0; k < K; ++k) {
-      T x = a[m * as1 + k * as2];
-      const T* brow = b + k * bs1;
+      T x = at(a[m * as1 + k * as2]);
+      const S* brow = b + k * bs1;
       if (bs2 == 1) {
-        for (int64_t n = 0; n < N; ++n) crow[n] += x * brow[n];
+        for (int64_t n = 0; n < N; ++n) crow[n] += x * at(brow[n]);
       } else {
-        for (int64_t n = 0; n < N; ++n) crow[n] += x * brow[n * bs2];
+        for (int64_t n = 0; n < N; ++n) crow[n] += x * at(brow[n * bs2]);
       }
     }
   }
 }
 
-// dst (B, M, N) = a (B, M, K) @ b (B, K, N) with cpu::gemm, which reads any strides. Many small
-// matrices run one per thread; otherwise each product uses all threads.
-template <class T>
-void gemm_batches(const View& dst, const View& a, const View& b) {
-  int64_t B = dst.sizes[0], M = dst.sizes[1], N = dst.sizes[2], K = a.sizes[2];
-  const cpu::GemmKernel<T>& kernel = cpu::gemm_kernel<T>(cpu::cpu_isa());
+// c (B, M, N, dense) = a (B, M, K) @ b (B, K, N) of S with cpu::gemm, which reads any strides.
+// Many small matrices run one per thread; otherwise each product uses all threads.
+template <class T, class S>
+void gemm_batches(T* c, const View& a, const View& b) {
+  int64_t B = a.sizes[0], M = a.sizes[1], N = b.sizes[2], K = a.sizes[2];
+  const cpu::GemmKernel<T, S>& kernel = cpu::gemm_kernel<T, S>(cpu::cpu_isa());
   auto one = [&](int64_t i, int threads) {
-    cpu::GemmArgs<T> g{.m = M,
-                       .n = N,
-                       .k = K,
-                       .a = static_cast<const T*>(a.data) + i * a.strides[0],
-                       .a_rs = a.strides[1],
-                       .a_cs = a.strides[2],
-                       .b = static_cast<const T*>(b.data) + i * b.strides[0],
-                       .b_rs = b.strides[1],
-                       .b_cs = b.strides[2],
-                       .c = static_cast<T*>(dst.data) + i * M * N,
-                       .ldc = N};
+    cpu::GemmArgs<T, S> g{.m = M,
+                          .n = N,
+                          .k = K,
+                          .a = static_cast<const S*>(a.data) + i * a.strides[0],
+                          .a_rs = a.strides[1],
+                          .a_cs = a.strides[2],
+                          .b = static_cast<const S*>(b.data) + i * b.strides[0],
+                          .b_rs = b.strides[1],
+                          .b_cs = b.strides[2],
+                          .c = c + i * M * N,
+                          .ldc = N};
     cpu::gemm(kernel, g, threads);
   };
   int threads = omp_get_max_threads();
@@ -81,24 +86,43 @@ void gemm_batches(const View& dst, const View& a, const View& b) {
   for (int64_t i = 0; i < B; ++i) one(i, threads);
 }
 
-template <class T>
-void matmul_float(const View& dst, const View& a, const View& b) {
-  int64_t B = dst.sizes[0], M = dst.sizes[1], N = dst.sizes[2], K = a.sizes[2];
-  T* c = static_cast<T*>(dst.data);
-  if (M == 0 || N == 0) return;
+// c (B, M, N, dense, of T) = a @ b, a and b of S.
+template <class T, class S>
+void matmul_into(T* c, const View& a, const View& b) {
+  int64_t B = a.sizes[0], M = a.sizes[1], N = b.sizes[2], K = a.sizes[2];
   if (K == 0) {
     std::fill_n(c, B * M * N, T(0));
     return;
   }
-  const T* pa = static_cast<const T*>(a.data);
-  const T* pb = static_cast<const T*>(b.data);
+  const S* pa = static_cast<const S*>(a.data);
+  const S* pb = static_cast<const S*>(b.data);
   if (M * N * K <= kSmallGemm) {
     for (int64_t i = 0; i < B; ++i)
-      small_gemm(c + i * M * N, pa + i * a.strides[0], a.strides[1], a.strides[2],
-                 pb + i * b.strides[0], b.strides[1], b.strides[2], M, N, K);
+      small_gemm<T, S>(c + i * M * N, pa + i * a.strides[0], a.strides[1], a.strides[2],
+                       pb + i * b.strides[0], b.strides[1], b.strides[2], M, N, K);
     return;
   }
-  gemm_batches<T>(dst, a, b);
+  gemm_batches<T, S>(c, a, b);
+}
+
+template <class T>
+void matmul_float(const View& dst, const View& a, const View& b) {
+  if (dst.sizes[1] == 0 || dst.sizes[2] == 0) return;
+  if constexpr (is_reduced_float_v<T>) {
+    // Accumulated in a float32 buffer, then rounded once into dst.
+    int64_t n = dst.sizes[0] * dst.sizes[1] * dst.sizes[2];
+    size_t bytes = static_cast<size_t>(n) * sizeof(float);
+    float* c = static_cast<float*>(host_allocate(bytes));
+    struct Free {
+      void* p;
+      size_t n;
+      ~Free() { host_deallocate(p, n); }
+    } free_c{c, bytes};
+    matmul_into<float, T>(c, a, b);
+    cpu::convert(static_cast<T*>(dst.data), c, n);
+  } else {
+    matmul_into<T, T>(static_cast<T*>(dst.data), a, b);
+  }
 }
 
 template <class T>
@@ -132,11 +156,8 @@ void matmul_int(const View& dst, const View& a, const View& b) {
 }  // namespace
 
 void CpuBackend::matmul(const View& dst, const View& a, const View& b) {
-  if (is_floating_point(dst.dtype)) check_float32_or_64(dst.dtype, "matmul");
   visit_dtype(dst.dtype, [&]<class T>() {
-    if constexpr (is_reduced_float_v<T>)
-      return;  // refused above
-    else if constexpr (std::is_floating_point_v<T>)
+    if constexpr (std::is_floating_point_v<T> || is_reduced_float_v<T>)
       matmul_float<T>(dst, a, b);
     else
       matmul_int<T>(dst, a, b);

@@ -76,7 +76,6 @@ void enable_peer_access(int a, int b) {
 class CudaBackend : public Backend {
  public:
   int device_count() override { return real_device_count(); }
-  bool native_half_matmul() const override { return true; }
   std::string device_name(int index) override { return cuda::get_device_properties(index).name; }
 
   void* allocate(size_t nbytes, int index) override { return device_allocate(nbytes, index); }
