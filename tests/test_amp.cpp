@@ -1,8 +1,8 @@
 // tests/test_amp.cpp: mixed precision -- autocast's op lists (lower precision for matmul, mm,
 // bmm, linear and conv2d; float32 for exp, log, pow, softmax, sum, layer_norm and the losses;
-// others follow their inputs), scopes, nesting, enabled=false, device types, float64 untouched,
-// backward outside the scope, and GradScaler's scaling, unscaling, step skipping, growth, backoff,
-// errors and state dict.
+// the widest input type for scatter_add, cat and stack; others follow their inputs), scopes,
+// nesting, enabled=false, device types, float64 untouched, backward outside the scope, and
+// GradScaler's scaling, unscaling, step skipping, growth, backoff, errors and state dict.
 #include <cmath>
 #include <limits>
 
@@ -58,6 +58,23 @@ TEST_P(AutocastTest, Float32OpsCompute16BitInputsInFloat32) {
   EXPECT_TRUE(tensor_equal(softmax(h, 1).cpu(), softmax(h.to(kFloat32), 1).cpu()));
   // float32 inputs of a float32 op stay as they are.
   EXPECT_EQ(exp(h.to(kFloat32)).dtype(), kFloat32);
+}
+
+// PyTorch's "promote" list: mixed floating inputs run in the widest of them (cat and stack
+// always promote); outside autocast scatter_add refuses mixed dtypes.
+TEST_P(AutocastTest, PromoteOpsRunInTheWidestInputType) {
+  Tensor x = zeros({2, 3}).to(device()), src = ones({2, 3}).to(device());
+  Tensor index = tensor({{0, 1, 0}, {1, 0, 1}}, {.dtype = kInt64}).to(device());
+  EXPECT_TRUE(testing::throws_error([&] { scatter_add(x, 0, index, src.to(kBFloat16)); },
+                                    ErrorKind::DType, {"[scatter_add_]", "float32", "bfloat16"}));
+  autocast ac(type(), kBFloat16);
+  Tensor y = scatter_add(x, 0, index, src.to(kBFloat16));
+  EXPECT_EQ(y.dtype(), kFloat32);
+  EXPECT_TRUE(tensor_equal(y.cpu(), scatter_add(x, 0, index, src).cpu()));
+  EXPECT_EQ(scatter_add(x.to(kFloat16), 0, index, src.to(kBFloat16)).dtype(), kFloat32);
+  EXPECT_EQ(scatter_add(x.to(kFloat64), 0, index, src).dtype(), kFloat64);
+  EXPECT_EQ(cat({x, src.to(kBFloat16)}).dtype(), kFloat32);
+  EXPECT_EQ(stack({x.to(kBFloat16), src}).dtype(), kFloat32);
 }
 
 TEST_P(AutocastTest, ScopesNestAndCanDisable) {

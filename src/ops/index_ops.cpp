@@ -188,6 +188,12 @@ Tensor& Tensor::scatter_add_(int64_t dim, const Tensor& index0, const Tensor& sr
 }
 
 Tensor scatter_add(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& src) {
+  // Autocast's "promote" rule: mixed floating inputs run in the widest of them.
+  if (autocast_active(x) && x.dtype() != src.dtype() && is_floating_point(x.dtype()) &&
+      is_floating_point(src.dtype())) {
+    DType wide = promote_types(x.dtype(), src.dtype());
+    return x.to(wide).clone().scatter_add_(dim, index, src.to(wide));
+  }
   return x.clone().scatter_add_(dim, index, src);
 }
 
