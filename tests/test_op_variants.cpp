@@ -29,6 +29,7 @@ class Samples {
     if constexpr (std::is_same_v<T, Tensor>) {
       return tensor_at(pos);
     } else if constexpr (std::is_same_v<T, Scalar>) {
+      if (op_.starts_with("bitwise_")) return int64_t{3};
       return 1.5;
     } else if constexpr (std::is_same_v<T, std::optional<Scalar>>) {
       return Scalar(0.5 * pos);  // clamp(min 0.5, max 1.0)
@@ -42,8 +43,8 @@ class Samples {
       return kFloat64;
     } else if constexpr (std::is_same_v<T, std::string>) {
       return "tanh";
-    } else if constexpr (std::is_same_v<T, double>) {
-      return 0.2;
+    } else if constexpr (std::is_same_v<T, double> || std::is_same_v<T, std::optional<double>>) {
+      return T(0.2);
     } else if constexpr (std::is_same_v<T, std::vector<int64_t>>) {
       return {1, 2};
     } else {
@@ -66,6 +67,8 @@ class Samples {
     const bool batched = op_ == "bmm";
     const int64_t n = batched ? 18 : 9;
     Tensor t = arange(1, n + 1, 1, on).to(kFloat32).reshape(batched ? Shape{2, 3, 3} : Shape{3, 3});
+    // Bitwise ops take integers.
+    if (op_.starts_with("bitwise_")) return (pos == 0 ? t : (n + 1 - t) / 4).to(kInt64);
     return pos == 0 ? t * 0.25 : (n + 1 - t) * 0.25;
   }
 

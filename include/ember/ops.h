@@ -62,6 +62,13 @@ Tensor operator>=(const Tensor& a, const Scalar& b);
 Tensor operator&&(const Tensor& a, const Tensor& b);
 Tensor operator||(const Tensor& a, const Tensor& b);
 Tensor operator!(const Tensor& x);
+// Bitwise ops on integer and bool tensors: bitwise_and, _or, _xor, _not and the shifts.
+Tensor operator&(const Tensor& a, const Tensor& b);
+Tensor operator|(const Tensor& a, const Tensor& b);
+Tensor operator^(const Tensor& a, const Tensor& b);
+Tensor operator~(const Tensor& x);
+Tensor operator<<(const Tensor& a, const Tensor& b);
+Tensor operator>>(const Tensor& a, const Tensor& b);
 Tensor& operator+=(Tensor& a, const Tensor& b);
 Tensor& operator-=(Tensor& a, const Tensor& b);
 Tensor& operator*=(Tensor& a, const Tensor& b);

@@ -8,7 +8,7 @@
 
 namespace ember {
 
-enum class OpKind : uint8_t { Any, Float, Bool, Compare, Logical };
+enum class OpKind : uint8_t { Any, Float, Bool, Compare, Logical, Integral };
 
 enum class UnaryOp : uint8_t {
 #define EMBER_UNARY(Name, name, Fn, kind, ...) Name,
@@ -74,20 +74,29 @@ constexpr const char* backward_name(BinaryOp op) {
   return kBinaryBackwardNames[static_cast<int>(op)];
 }
 
-// Extra arguments of parametrized unary ops (clamp bounds, a scalar exponent, gelu's form).
+// Extra arguments of parametrized unary ops (clamp bounds, a scalar exponent, gelu's form,
+// softplus's beta and threshold, nan_to_num's three replacements).
 struct UnaryParams {
   double a = 0, b = 0;
   bool has_a = false, has_b = false;
+  double c = 0;
 };
 
 // Instantiates body (a template lambda over the element type) for the dtypes an op of this kind
-// can see: the floating dtypes for Float ops, every dtype otherwise. Shared by the backends' loops.
+// can see: the floating dtypes for Float ops, integers and bool for Integral ones, every dtype
+// otherwise. Shared by the backends' loops.
 template <OpKind kind, class Body>
 void dispatch_kind(DType t, const char* name, Body&& body) {
   if constexpr (kind == OpKind::Float) {
     EMBER_CHECK_KIND(DType, is_floating_point(t), "[", name, "] internal: expected a float dtype");
     visit_dtype(t, [&]<class T>() {
       if constexpr (is_float_v<T>) body.template operator()<T>();
+    });
+  } else if constexpr (kind == OpKind::Integral) {
+    EMBER_CHECK_KIND(DType, !is_floating_point(t), "[", name,
+                     "] internal: expected an integer or bool dtype");
+    visit_dtype(t, [&]<class T>() {
+      if constexpr (!is_float_v<T>) body.template operator()<T>();
     });
   } else {
     visit_dtype(t, body);

@@ -1,6 +1,7 @@
 // ops/elementwise.cpp: element-wise ops -- type promotion, broadcasting, device checks, in-place
 // forms and operators; the arithmetic itself is the backends' (from the op tables).
 #include <array>
+#include <limits>
 #include <optional>
 #include <string>
 
@@ -103,7 +104,14 @@ void check_writable(const char* op, const Tensor& t) {
 
 namespace {
 
+void check_integral(OpKind kind, const char* op, DType dtype) {
+  EMBER_CHECK_KIND(DType, kind != OpKind::Integral || !is_floating_point(dtype), "[", op,
+                   "] takes integer or bool tensors, got ", dtype,
+                   "; convert with .to(kInt64) first if the values are whole numbers");
+}
+
 DType compute_dtype(BinaryOp op, DType common) {
+  check_integral(op_kind(op), op_name(op), common);
   if (op_kind(op) == OpKind::Float && !is_floating_point(common)) return default_dtype();
   return common;
 }
@@ -230,8 +238,27 @@ Tensor& binary_(BinaryOp op, Tensor& self, const Scalar& other) {
 namespace {
 // The unary ops autocast computes in float32 (PyTorch's float32 list).
 bool autocast_to_float32(UnaryOp op) {
-  return op == UnaryOp::Exp || op == UnaryOp::Log || op == UnaryOp::Log1p || op == UnaryOp::Rsqrt ||
-         op == UnaryOp::PowScalar;
+  switch (op) {
+    case UnaryOp::Exp:
+    case UnaryOp::Log:
+    case UnaryOp::Log1p:
+    case UnaryOp::Rsqrt:
+    case UnaryOp::PowScalar:
+    case UnaryOp::Acos:
+    case UnaryOp::Asin:
+    case UnaryOp::Cosh:
+    case UnaryOp::Sinh:
+    case UnaryOp::Tan:
+    case UnaryOp::Erfinv:
+    case UnaryOp::Expm1:
+    case UnaryOp::Log2:
+    case UnaryOp::Log10:
+    case UnaryOp::Reciprocal:
+    case UnaryOp::Softplus:
+      return true;
+    default:
+      return false;
+  }
 }
 }  // namespace
 
@@ -239,6 +266,7 @@ Tensor unary_op(UnaryOp op, const Tensor& x0, const UnaryParams& p, std::optiona
   const Tensor x = autocast_to_float32(op) ? autocast_float32(x0) : x0;
   if (compute && !x.is_same(x0)) compute = promote_types(*compute, x.dtype());
   DType dtype = compute.value_or(x.dtype());
+  check_integral(op_kind(op), op_name(op), dtype);
   if (op_kind(op) == OpKind::Float && !is_floating_point(dtype)) dtype = default_dtype();
   Tensor converted;
   const Tensor& xc = as_operand(x, x.device(), dtype, converted);
@@ -277,12 +305,6 @@ Tensor sub(const Tensor& a, const Tensor& b, const Scalar& alpha) {
   check_alpha("sub", a, b, alpha);
   return binary(BinaryOp::Sub, a, binary(BinaryOp::Mul, b, alpha));
 }
-Tensor mul(const Tensor& a, const Tensor& b) {
-  return binary(BinaryOp::Mul, a, b);
-}
-Tensor div(const Tensor& a, const Tensor& b) {
-  return binary(BinaryOp::Div, a, b);
-}
 Tensor pow(const Tensor& a, const Tensor& b) {
   return binary(BinaryOp::Pow, autocast_float32(a), autocast_float32(b));
 }
@@ -295,39 +317,6 @@ Tensor pow(const Tensor& x, const Scalar& e) {
               "[pow] Integers to negative integer powers are not allowed.");
   UnaryParams p{.a = e.to_double(), .has_a = true};
   return unary(UnaryOp::PowScalar, x, p, dtype);
-}
-Tensor maximum(const Tensor& a, const Tensor& b) {
-  return binary(BinaryOp::Maximum, a, b);
-}
-Tensor minimum(const Tensor& a, const Tensor& b) {
-  return binary(BinaryOp::Minimum, a, b);
-}
-Tensor eq(const Tensor& a, const Tensor& b) {
-  return binary(BinaryOp::Eq, a, b);
-}
-Tensor ne(const Tensor& a, const Tensor& b) {
-  return binary(BinaryOp::Ne, a, b);
-}
-Tensor lt(const Tensor& a, const Tensor& b) {
-  return binary(BinaryOp::Lt, a, b);
-}
-Tensor le(const Tensor& a, const Tensor& b) {
-  return binary(BinaryOp::Le, a, b);
-}
-Tensor gt(const Tensor& a, const Tensor& b) {
-  return binary(BinaryOp::Gt, a, b);
-}
-Tensor ge(const Tensor& a, const Tensor& b) {
-  return binary(BinaryOp::Ge, a, b);
-}
-Tensor logical_and(const Tensor& a, const Tensor& b) {
-  return binary(BinaryOp::LogicalAnd, a, b);
-}
-Tensor logical_or(const Tensor& a, const Tensor& b) {
-  return binary(BinaryOp::LogicalOr, a, b);
-}
-Tensor logical_xor(const Tensor& a, const Tensor& b) {
-  return binary(BinaryOp::LogicalXor, a, b);
 }
 // The Scalar overloads: the scalar is a wrapped number, as in `a + 2.0`.
 Tensor add(const Tensor& a, const Scalar& b) {
@@ -370,43 +359,10 @@ Tensor neg(const Tensor& x) {
       "trying to invert a mask, use the `!` operator or logical_not() instead.");
   return unary(UnaryOp::Neg, x);
 }
-Tensor abs(const Tensor& x) {
-  return unary(UnaryOp::Abs, x);
-}
-Tensor exp(const Tensor& x) {
-  return unary(UnaryOp::Exp, x);
-}
-Tensor log(const Tensor& x) {
-  return unary(UnaryOp::Log, x);
-}
-Tensor log1p(const Tensor& x) {
-  return unary(UnaryOp::Log1p, x);
-}
-Tensor sqrt(const Tensor& x) {
-  return unary(UnaryOp::Sqrt, x);
-}
-Tensor rsqrt(const Tensor& x) {
-  return unary(UnaryOp::Rsqrt, x);
-}
-Tensor relu(const Tensor& x) {
-  return unary(UnaryOp::Relu, x);
-}
-Tensor sigmoid(const Tensor& x) {
-  return unary(UnaryOp::Sigmoid, x);
-}
-Tensor tanh(const Tensor& x) {
-  return unary(UnaryOp::Tanh, x);
-}
 Tensor gelu(const Tensor& x, const std::string& approximate) {
   EMBER_CHECK(approximate == "none" || approximate == "tanh",
               "[gelu] approximate must be \"none\" or \"tanh\", got \"", approximate, "\"");
   return unary(UnaryOp::Gelu, x, UnaryParams{.a = approximate == "tanh" ? 1.0 : 0.0});
-}
-Tensor logical_not(const Tensor& x) {
-  return unary(UnaryOp::LogicalNot, x);
-}
-Tensor sign(const Tensor& x) {
-  return unary(UnaryOp::Sign, x);
 }
 Tensor leaky_relu(const Tensor& x, double negative_slope) {
   return unary(UnaryOp::LeakyRelu, x, UnaryParams{.a = negative_slope});
@@ -448,6 +404,205 @@ Tensor& Tensor::clamp_(std::optional<Scalar> lo, std::optional<Scalar> hi) {
   View v = view_of(*this);
   backend_for(*this).unary(UnaryOp::Clamp, v, v, p);
   return *this;
+}
+
+// --- the public functions of the .def entries marked `fn`: the op on its operands, nothing else.
+#define EMBER_UNARY_FORM_fn(Name, name) \
+  Tensor name(const Tensor& x) {        \
+    return unary(UnaryOp::Name, x);     \
+  }
+#define EMBER_UNARY_FORM_own(Name, name)
+#define EMBER_UNARY(Name, name, Fn, kind, form, ...) EMBER_UNARY_FORM_##form(Name, name)
+#include "kernels/unary_ops.def"
+#undef EMBER_UNARY
+#undef EMBER_UNARY_FORM_fn
+#undef EMBER_UNARY_FORM_own
+#define EMBER_BINARY_FORM_fn(Name, name)          \
+  Tensor name(const Tensor& a, const Tensor& b) { \
+    return binary(BinaryOp::Name, a, b);          \
+  }
+#define EMBER_BINARY_FORM_own(Name, name)
+#define EMBER_BINARY_FORM_internal(Name, name)
+#define EMBER_BINARY(Name, name, Fn, kind, form, ...) EMBER_BINARY_FORM_##form(Name, name)
+#include "kernels/binary_ops.def"
+#undef EMBER_BINARY
+#undef EMBER_BINARY_FORM_fn
+#undef EMBER_BINARY_FORM_own
+#undef EMBER_BINARY_FORM_internal
+
+// --- activations with parameters
+Tensor softplus(const Tensor& x, double beta, double threshold) {
+  EMBER_CHECK_KIND(Value, beta != 0, "[softplus] beta must not be 0");
+  return unary(UnaryOp::Softplus, x, UnaryParams{.a = beta, .b = threshold});
+}
+Tensor elu(const Tensor& x, double alpha) {
+  return unary(UnaryOp::Elu, x, UnaryParams{.a = alpha});
+}
+Tensor celu(const Tensor& x, double alpha) {
+  EMBER_CHECK_KIND(Value, alpha != 0, "[celu] ZeroDivisionError: alpha cannot be 0 for CELU");
+  return unary(UnaryOp::Celu, x, UnaryParams{.a = alpha});
+}
+Tensor hardtanh(const Tensor& x, double min_val, double max_val) {
+  EMBER_CHECK_KIND(Value, min_val <= max_val,
+                   "[hardtanh] min_val cannot be greater than max_val, got ", min_val, " > ",
+                   max_val);
+  EMBER_CHECK_KIND(DType, x.dtype() != kBool, "[hardtanh] takes numbers, got a bool tensor");
+  return unary(UnaryOp::Hardtanh, x, UnaryParams{.a = min_val, .b = max_val});
+}
+Tensor relu6(const Tensor& x) {
+  return hardtanh(x, 0.0, 6.0);
+}
+
+// --- rounding, squares, NaN and infinities
+Tensor square(const Tensor& x) {
+  // PyTorch squares bool as pow(x, 2), in int64.
+  return unary(UnaryOp::Square, x.dtype() == kBool ? x.to(kInt64) : x);
+}
+Tensor round(const Tensor& x, int64_t decimals) {
+  EMBER_CHECK_KIND(DType, decimals == 0 || is_floating_point(x.dtype()),
+                   "[round] decimals is only supported for floating-point tensors, got ",
+                   x.dtype());
+  return unary(UnaryOp::Round, x, UnaryParams{.a = static_cast<double>(decimals)});
+}
+Tensor frac(const Tensor& x) {
+  EMBER_CHECK_KIND(DType, is_floating_point(x.dtype()), "[frac] takes floating-point tensors, got ",
+                   x.dtype(), " (integers have no fractional part)");
+  return unary(UnaryOp::Frac, x);
+}
+Tensor nan_to_num(const Tensor& x, std::optional<double> nan, std::optional<double> posinf,
+                  std::optional<double> neginf) {
+  UnaryParams p{.a = nan.value_or(0.0)};
+  visit_dtype(x.dtype(), [&]<class T>() {
+    if constexpr (is_float_v<T>) {
+      p.b = posinf.value_or(static_cast<double>(std::numeric_limits<T>::max()));
+      p.c = neginf.value_or(static_cast<double>(std::numeric_limits<T>::lowest()));
+    }
+  });
+  return unary(UnaryOp::NanToNum, x, p);
+}
+
+// --- integer-valued division and remainders, shifts
+namespace {
+// fmod, remainder and floor_divide: bool is refused, and an integer zero divisor is an error (as
+// PyTorch's ZeroDivisionError), not an undefined value.
+Tensor division(BinaryOp op, const Tensor& a, const Tensor& b) {
+  const char* name = op_name(op);
+  DType common = result_type(a, b);
+  EMBER_CHECK_KIND(DType, common != kBool, "[", name, "] takes numbers, got bool tensors");
+  if (!is_floating_point(common) && b.numel() > 0)
+    EMBER_CHECK_KIND(Value, eq(b, 0).sum().item<int64_t>() == 0, "[", name,
+                     "] ZeroDivisionError: integer division by zero; use floating-point "
+                     "tensors for inf/nan results");
+  return binary(op, a, b);
+}
+Tensor shift(BinaryOp op, const Tensor& a, const Tensor& b) {
+  EMBER_CHECK_KIND(DType, result_type(a, b) != kBool, "[", op_name(op),
+                   "] takes integer tensors, got bool");
+  return binary(op, a, b);
+}
+}  // namespace
+
+Tensor fmod(const Tensor& a, const Tensor& b) {
+  return division(BinaryOp::Fmod, a, b);
+}
+Tensor fmod(const Tensor& a, const Scalar& b) {
+  return division(BinaryOp::Fmod, a, wrap_scalar_as(b, result_type(a, b), a.device()));
+}
+Tensor remainder(const Tensor& a, const Tensor& b) {
+  return division(BinaryOp::Remainder, a, b);
+}
+Tensor remainder(const Tensor& a, const Scalar& b) {
+  return division(BinaryOp::Remainder, a, wrap_scalar_as(b, result_type(a, b), a.device()));
+}
+Tensor floor_divide(const Tensor& a, const Tensor& b) {
+  return division(BinaryOp::FloorDivide, a, b);
+}
+Tensor floor_divide(const Tensor& a, const Scalar& b) {
+  return division(BinaryOp::FloorDivide, a, wrap_scalar_as(b, result_type(a, b), a.device()));
+}
+Tensor bitwise_left_shift(const Tensor& a, const Tensor& b) {
+  return shift(BinaryOp::BitwiseLeftShift, a, b);
+}
+Tensor bitwise_right_shift(const Tensor& a, const Tensor& b) {
+  return shift(BinaryOp::BitwiseRightShift, a, b);
+}
+Tensor bitwise_and(const Tensor& a, const Scalar& b) {
+  return binary(BinaryOp::BitwiseAnd, a, b);
+}
+Tensor bitwise_or(const Tensor& a, const Scalar& b) {
+  return binary(BinaryOp::BitwiseOr, a, b);
+}
+Tensor bitwise_xor(const Tensor& a, const Scalar& b) {
+  return binary(BinaryOp::BitwiseXor, a, b);
+}
+
+// --- ternary ops, composed of the binary ones (autograd follows). A float16/bfloat16 result is
+// computed in float32 and rounded once, as PyTorch's fused kernels do.
+namespace {
+// The result dtype of a composite over `tensors`, when it is a 16-bit float (else nothing).
+std::optional<DType> reduced_result(std::initializer_list<const Tensor*> tensors) {
+  DType t = result_type_of(tensors);
+  return is_reduced_float(t) ? std::optional<DType>(t) : std::nullopt;
+}
+}  // namespace
+
+Tensor lerp(const Tensor& start, const Tensor& end, const Tensor& weight) {
+  if (auto low = reduced_result({&start, &end, &weight}))
+    return lerp(to_opmath(start), to_opmath(end), to_opmath(weight)).to(*low);
+  // PyTorch's form: exact at weight 0 and 1.
+  Tensor diff = end - start;
+  return where(abs(weight) < 0.5, start + weight * diff, end - diff * (1 - weight));
+}
+Tensor lerp(const Tensor& start, const Tensor& end, const Scalar& weight) {
+  if (auto low = reduced_result({&start, &end}))
+    return lerp(to_opmath(start), to_opmath(end), weight).to(*low);
+  double w = weight.to_double();
+  return w < 0.5 && w > -0.5 ? start + (end - start) * weight : end - (end - start) * (1 - w);
+}
+Tensor addcmul(const Tensor& self, const Tensor& tensor1, const Tensor& tensor2,
+               const Scalar& value) {
+  if (auto low = reduced_result({&self, &tensor1, &tensor2}))
+    return addcmul(to_opmath(self), to_opmath(tensor1), to_opmath(tensor2), value).to(*low);
+  return self + tensor1 * tensor2 * value;
+}
+Tensor addcdiv(const Tensor& self, const Tensor& tensor1, const Tensor& tensor2,
+               const Scalar& value) {
+  EMBER_CHECK_KIND(DType, is_floating_point(tensor1.dtype()) || is_floating_point(tensor2.dtype()),
+                   "[addcdiv] Integer division with addcdiv is no longer supported; divide with "
+                   "floating-point tensors (",
+                   tensor1.dtype(), " / ", tensor2.dtype(), ")");
+  if (auto low = reduced_result({&self, &tensor1, &tensor2}))
+    return addcdiv(to_opmath(self), to_opmath(tensor1), to_opmath(tensor2), value).to(*low);
+  return self + tensor1 / tensor2 * value;
+}
+Tensor clamp(const Tensor& x, const Tensor& min, const Tensor& max) {
+  EMBER_CHECK(min.defined() || max.defined(),
+              "[clamp] At least one of 'min' or 'max' must not be None");
+  Tensor out = x;
+  if (min.defined()) out = where(out < min, min, out);
+  if (max.defined()) out = where(out > max, max, out);
+  if (out.is_same(x)) out = x.clone();
+  return out;
+}
+
+// Operators of the bitwise ops.
+Tensor operator&(const Tensor& a, const Tensor& b) {
+  return bitwise_and(a, b);
+}
+Tensor operator|(const Tensor& a, const Tensor& b) {
+  return bitwise_or(a, b);
+}
+Tensor operator^(const Tensor& a, const Tensor& b) {
+  return bitwise_xor(a, b);
+}
+Tensor operator~(const Tensor& x) {
+  return bitwise_not(x);
+}
+Tensor operator<<(const Tensor& a, const Tensor& b) {
+  return bitwise_left_shift(a, b);
+}
+Tensor operator>>(const Tensor& a, const Tensor& b) {
+  return bitwise_right_shift(a, b);
 }
 
 // --- where and masked_fill

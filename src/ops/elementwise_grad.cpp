@@ -32,6 +32,24 @@ Tensor pow_scalar_backward(const Tensor& g, const Tensor& x, const UnaryParams& 
 Tensor pow_exponent_backward(const Tensor& g, const Tensor& a, const Tensor& y) {
   return where(a == 0, 0.0, g * y * log(a));
 }
+// silu(x) = x s(x): s (1 + x (1 - s)).
+Tensor silu_backward(const Tensor& g, const Tensor& x) {
+  Tensor s = sigmoid(x);
+  return g * s * (1 + x * (1 - s));
+}
+// mish(x) = x tanh(softplus(x)): tanh(sp) + x s(x) (1 - tanh(sp)^2).
+Tensor mish_backward(const Tensor& g, const Tensor& x) {
+  Tensor t = tanh(softplus(x));
+  return g * (t + x * sigmoid(x) * (1 - t * t));
+}
+// hardswish: 0 below -3, x / 3 + 1/2 up to 3, 1 above (PyTorch's boundaries).
+Tensor hardswish_backward(const Tensor& g, const Tensor& x) {
+  return where(x < -3, 0.0, where(x <= 3, g * (x / 3 + 0.5), g));
+}
+// copysign(a, b) = |a| sign(b): the ratio y / a, 0 where a == 0.
+Tensor copysign_backward(const Tensor& g, const Tensor& a, const Tensor& y) {
+  return where(a == 0, 0.0, g * (y / a));
+}
 // maximum/minimum: the winner takes the gradient, ties split it.
 Tensor pick_backward(const Tensor& g, const Tensor& a, const Tensor& b, const Tensor& wins) {
   return where(a == b, g / 2, where(wins, g, 0.0));
@@ -57,7 +75,7 @@ struct UnaryUses {
   bool x, y;
 };
 constexpr UnaryUses kUnaryUses[] = {
-#define EMBER_UNARY(Name, name, Fn, kind, grad) {mentions(#grad, 'x'), mentions(#grad, 'y')},
+#define EMBER_UNARY(Name, name, Fn, kind, form, grad) {mentions(#grad, 'x'), mentions(#grad, 'y')},
 #include "kernels/unary_ops.def"
 #undef EMBER_UNARY
 };
@@ -67,7 +85,7 @@ struct BinaryUses {
   bool a, b, y;
 };
 constexpr BinaryUses kBinaryUses[][2] = {
-#define EMBER_BINARY(Name, name, Fn, kind, grad_a, grad_b)                   \
+#define EMBER_BINARY(Name, name, Fn, kind, form, grad_a, grad_b)             \
   {{mentions(#grad_a, 'a'), mentions(#grad_a, 'b'), mentions(#grad_a, 'y')}, \
    {mentions(#grad_b, 'a'), mentions(#grad_b, 'b'), mentions(#grad_b, 'y')}},
 #include "kernels/binary_ops.def"
@@ -102,9 +120,9 @@ void record_unary(UnaryOp op, const Tensor& x, const Tensor& out, const UnaryPar
                     sy = save_if(uses.y, out, true)](const Tensor& g) -> std::vector<Tensor> {
                      Tensor x = sx.unpack(), y = sy.unpack(), r;
                      switch (op) {
-#define EMBER_UNARY(Name, name, Fn, kind, grad) \
-  case UnaryOp::Name:                           \
-    r = (grad);                                 \
+#define EMBER_UNARY(Name, name, Fn, kind, form, grad) \
+  case UnaryOp::Name:                                 \
+    r = (grad);                                       \
     break;
 #include "kernels/unary_ops.def"
 #undef EMBER_UNARY
@@ -127,10 +145,10 @@ void record_binary(BinaryOp op, const Tensor& a0, const Tensor& b0, const Tensor
        sy = save_if(need(&BinaryUses::y), out, true)](const Tensor& g) {
         Tensor a = sa.unpack(), b = sb.unpack(), y = sy.unpack(), ra, rb;
         switch (op) {
-#define EMBER_BINARY(Name, name, Fn, kind, grad_a, grad_b) \
-  case BinaryOp::Name:                                     \
-    if (ia.requires_grad) ra = (grad_a);                   \
-    if (ib.requires_grad) rb = (grad_b);                   \
+#define EMBER_BINARY(Name, name, Fn, kind, form, grad_a, grad_b) \
+  case BinaryOp::Name:                                           \
+    if (ia.requires_grad) ra = (grad_a);                         \
+    if (ib.requires_grad) rb = (grad_b);                         \
     break;
 #include "kernels/binary_ops.def"
 #undef EMBER_BINARY

@@ -2,6 +2,8 @@
 // comparisons that its users (tests/test_op_table.cpp, tools/gpu_smoke) share.
 #include "op_table/op_table.h"
 
+#include "op_table/row_builders.h"
+
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -16,69 +18,6 @@ namespace F = nn::functional;
 namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-
-const std::vector<DType> kFloats = {kFloat32, kFloat64, kBFloat16, kFloat16};
-const std::vector<DType> kNumbers = {kUInt8,   kInt32,    kInt64,  kFloat32,
-                                     kFloat64, kBFloat16, kFloat16};
-const std::vector<DType> kAll = {kBool,    kUInt8,   kInt32,    kInt64,
-                                 kFloat32, kFloat64, kBFloat16, kFloat16};
-
-// 0-dim, empty, a few small shapes and one of 2145 elements (the CPU's vectorized loops and their
-// tails); binary rows add broadcasting ((3, 1) with (1, 4), a tensor with a 0-dim one, (4,)
-// against (2, 3, 4)).
-const std::vector<std::vector<Shape>> kUnarySamples = {{{}},     {{0, 3}},    {{7}},
-                                                       {{3, 5}}, {{2, 3, 4}}, {{33, 65}}};
-const std::vector<std::vector<Shape>> kBinarySamples = {
-    {{}, {}},         {{0, 3}, {0, 3}}, {{7}, {7}},      {{3, 5}, {3, 5}}, {{33, 65}, {33, 65}},
-    {{3, 1}, {1, 4}}, {{2, 3}, {}},     {{4}, {2, 3, 4}}};
-
-Call unary_call(Tensor (*f)(const Tensor&)) {
-  return [f](const std::vector<Tensor>& x, const OpArgs&) { return f(x[0]); };
-}
-Call binary_call(Tensor (*f)(const Tensor&, const Tensor&)) {
-  return [f](const std::vector<Tensor>& x, const OpArgs&) { return f(x[0], x[1]); };
-}
-
-// A row: inputs, samples, dtypes; the caller sets its reference.
-OpRow other(std::string name, std::string variant, Call call, std::vector<InputSpec> inputs,
-            std::vector<std::vector<Shape>> samples, std::vector<DType> dtypes, ResultDtype result,
-            bool differentiable, OpArgs args = {}) {
-  OpRow r;
-  r.name = std::move(name);
-  r.variant = std::move(variant);
-  r.call = std::move(call);
-  r.args = std::move(args);
-  r.inputs = std::move(inputs);
-  r.samples = std::move(samples);
-  r.dtypes = std::move(dtypes);
-  r.result = result;
-  r.differentiable = differentiable;
-  return r;
-}
-
-OpRow unary(std::string name, Call call, UnaryRef ref, std::vector<DType> dtypes,
-            ResultDtype result, bool differentiable, Domain domain = {}) {
-  OpRow r = other(std::move(name), "", std::move(call), {{.domain = domain}}, kUnarySamples,
-                  std::move(dtypes), result, differentiable);
-  r.elementwise = true;
-  r.unary_ref = std::move(ref);
-  return r;
-}
-
-OpRow binary(std::string name, Call call, BinaryRef ref, std::vector<DType> dtypes,
-             ResultDtype result, bool differentiable, Domain a = {}, Domain b = {}) {
-  OpRow r = other(std::move(name), "", std::move(call), {{.domain = a}, {.domain = b}},
-                  kBinarySamples, std::move(dtypes), result, differentiable);
-  r.elementwise = true;
-  r.binary_ref = std::move(ref);
-  return r;
-}
-
-OpRow with_variant(OpRow r, std::string variant, OpArgs args) {
-  r.variant = std::move(variant);
-  r.args = std::move(args);
-  return r;
-}
 
 double gelu_ref(double x) {
   return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0)));
@@ -160,19 +99,6 @@ F::Reduction reduction_arg(const OpArgs& a) {
 Tensor reduce_like(const Tensor& loss, const OpArgs& a) {
   if (a.text == "none") return loss;
   return a.text == "sum" ? loss.sum() : loss.mean();
-}
-
-InputSpec value(Domain d = {}) {
-  return {.kind = InputKind::Value, .domain = d};
-}
-InputSpec constant(Domain d = {}) {
-  return {.kind = InputKind::Constant, .domain = d};
-}
-InputSpec index(int64_t bound) {
-  return {.kind = InputKind::Index, .bound = bound};
-}
-InputSpec mask() {
-  return {.kind = InputKind::Mask};
 }
 
 std::vector<OpRow> elementwise_rows() {
@@ -816,7 +742,7 @@ const std::vector<OpRow>& rows() {
   static const std::vector<OpRow> all = [] {
     std::vector<OpRow> r;
     for (auto part :
-         {elementwise_rows, reduction_rows, linear_algebra_rows, nn_rows, indexing_rows})
+         {elementwise_rows, math_rows, reduction_rows, linear_algebra_rows, nn_rows, indexing_rows})
       for (OpRow& row : part()) r.push_back(std::move(row));
     return r;
   }();

@@ -6,9 +6,30 @@
 #include <string>
 
 #include "ember/nn_ops.h"
+#include "ember/ops.h"
 #include "ember/tensor.h"
 
 namespace ember::nn::functional {
+
+// The activations of torch.nn.functional (defined in ember/ops.h, with their semantics noted in
+// ember/op_variants.def), so that F::silu(x) reads as in PyTorch.
+using ember::celu;
+using ember::elu;
+using ember::gelu;
+using ember::hardsigmoid;
+using ember::hardswish;
+using ember::hardtanh;
+using ember::leaky_relu;
+using ember::logsigmoid;
+using ember::mish;
+using ember::relu;
+using ember::relu6;
+using ember::selu;
+using ember::sigmoid;
+using ember::silu;
+using ember::softplus;
+using ember::softsign;
+using ember::tanh;
 
 // mse_loss, binary_cross_entropy, linear, conv2d and the poolings: ember/nn_ops.h.
 Tensor l1_loss(const Tensor& input, const Tensor& target, Reduction reduction = kMean);

@@ -1,0 +1,93 @@
+// tests/op_table/row_builders.h: the building blocks of the op table's rows (dtype lists, sample
+// shapes, unary/binary/other row makers, input kinds), shared by the files that define rows.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "op_table/op_table.h"
+
+namespace ember::op_table {
+
+inline const std::vector<DType> kFloats = {kFloat32, kFloat64, kBFloat16, kFloat16};
+inline const std::vector<DType> kNumbers = {kUInt8,   kInt32,    kInt64,  kFloat32,
+                                            kFloat64, kBFloat16, kFloat16};
+inline const std::vector<DType> kAll = {kBool,    kUInt8,   kInt32,    kInt64,
+                                        kFloat32, kFloat64, kBFloat16, kFloat16};
+
+// 0-dim, empty, a few small shapes and one of 2145 elements (the CPU's vectorized loops and their
+// tails); binary rows add broadcasting ((3, 1) with (1, 4), a tensor with a 0-dim one, (4,)
+// against (2, 3, 4)).
+inline const std::vector<std::vector<Shape>> kUnarySamples = {{{}},     {{0, 3}},    {{7}},
+                                                              {{3, 5}}, {{2, 3, 4}}, {{33, 65}}};
+inline const std::vector<std::vector<Shape>> kBinarySamples = {
+    {{}, {}},         {{0, 3}, {0, 3}}, {{7}, {7}},      {{3, 5}, {3, 5}}, {{33, 65}, {33, 65}},
+    {{3, 1}, {1, 4}}, {{2, 3}, {}},     {{4}, {2, 3, 4}}};
+
+inline Call unary_call(Tensor (*f)(const Tensor&)) {
+  return [f](const std::vector<Tensor>& x, const OpArgs&) { return f(x[0]); };
+}
+inline Call binary_call(Tensor (*f)(const Tensor&, const Tensor&)) {
+  return [f](const std::vector<Tensor>& x, const OpArgs&) { return f(x[0], x[1]); };
+}
+
+// A row: inputs, samples, dtypes; the caller sets its reference.
+inline OpRow other(std::string name, std::string variant, Call call, std::vector<InputSpec> inputs,
+                   std::vector<std::vector<Shape>> samples, std::vector<DType> dtypes,
+                   ResultDtype result, bool differentiable, OpArgs args = {}) {
+  OpRow r;
+  r.name = std::move(name);
+  r.variant = std::move(variant);
+  r.call = std::move(call);
+  r.args = std::move(args);
+  r.inputs = std::move(inputs);
+  r.samples = std::move(samples);
+  r.dtypes = std::move(dtypes);
+  r.result = result;
+  r.differentiable = differentiable;
+  return r;
+}
+
+inline OpRow unary(std::string name, Call call, UnaryRef ref, std::vector<DType> dtypes,
+                   ResultDtype result, bool differentiable, Domain domain = {}) {
+  OpRow r = other(std::move(name), "", std::move(call), {{.domain = domain}}, kUnarySamples,
+                  std::move(dtypes), result, differentiable);
+  r.elementwise = true;
+  r.unary_ref = std::move(ref);
+  return r;
+}
+
+inline OpRow binary(std::string name, Call call, BinaryRef ref, std::vector<DType> dtypes,
+                    ResultDtype result, bool differentiable, Domain a = {}, Domain b = {}) {
+  OpRow r = other(std::move(name), "", std::move(call), {{.domain = a}, {.domain = b}},
+                  kBinarySamples, std::move(dtypes), result, differentiable);
+  r.elementwise = true;
+  r.binary_ref = std::move(ref);
+  return r;
+}
+
+inline OpRow with_variant(OpRow r, std::string variant, OpArgs args) {
+  r.variant = std::move(variant);
+  r.args = std::move(args);
+  return r;
+}
+
+inline InputSpec value(Domain d = {}) {
+  return {.kind = InputKind::Value, .domain = d};
+}
+inline InputSpec constant(Domain d = {}) {
+  return {.kind = InputKind::Constant, .domain = d};
+}
+inline InputSpec index(int64_t bound) {
+  return {.kind = InputKind::Index, .bound = bound};
+}
+inline InputSpec mask() {
+  return {.kind = InputKind::Mask};
+}
+
+// The rows of the math ops of op_table_math.cpp: trigonometric and error functions,
+// activations, rounding, classification, integer division and bitwise ops, ternary ops.
+std::vector<OpRow> math_rows();
+
+}  // namespace ember::op_table
