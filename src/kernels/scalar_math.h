@@ -126,13 +126,12 @@ struct AbsFn : ParamFn {
       return std::fabs(x);
   }
 };
+// (0 < x) - (x < 0), as PyTorch: NaN and -0.0 give 0.
 struct SignFn : ParamFn {
   template <class T>
   EMBER_HOST_DEVICE T operator()(T x) const {
     if constexpr (std::is_unsigned_v<T> || is_bool_v<T>)
       return x > T(0) ? T(1) : T(0);
-    else if constexpr (std::is_floating_point_v<T>)
-      return x != x ? x : T((x > T(0)) - (x < T(0)));
     else
       return T((x > T(0)) - (x < T(0)));
   }

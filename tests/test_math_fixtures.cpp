@@ -1,0 +1,324 @@
+// tests/test_math_fixtures.cpp: the math ops of issue 17 against PyTorch's own outputs and
+// gradients on fixed inputs (tests/reference/math_ops.txt, written by math_ops.py with PyTorch):
+// NaN, infinities, signed zeros, ties, subnormals, integer division signs and shifts, on every
+// device. Also by hand: what the fixture cannot hold -- errors (integer division by zero, bitwise
+// ops on floats, round's decimals on integers) and shifts by the bit width or more, which PyTorch
+// >= 2.1 defines (0, or -1 for a negative value shifted right) and 1.13 did not.
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "test_util.h"
+
+namespace ember {
+namespace {
+
+namespace F = nn::functional;
+using testing::tensor_equal;
+
+// One line of math_ops.txt.
+struct Case {
+  std::string op, args, dtype;
+  std::vector<std::vector<double>> inputs, grads;
+  std::vector<double> output;
+  std::string line;
+};
+
+std::vector<std::string> split(const std::string& s, char sep) {
+  std::vector<std::string> parts;
+  std::string part;
+  std::istringstream in(s);
+  while (std::getline(in, part, sep)) parts.push_back(part);
+  if (!s.empty() && s.back() == sep) parts.emplace_back();
+  return parts;
+}
+
+std::vector<double> numbers(const std::string& s) {
+  std::vector<double> v;
+  std::istringstream in(s);
+  std::string word;
+  while (in >> word) {
+    if (word == "True" || word == "False")
+      v.push_back(word == "True");
+    else
+      v.push_back(std::strtod(word.c_str(), nullptr));  // also nan, inf, -inf
+  }
+  return v;
+}
+
+std::vector<std::vector<double>> lists(const std::string& s) {
+  std::vector<std::vector<double>> out;
+  if (s.find_first_not_of(' ') == std::string::npos) return out;
+  for (const std::string& part : split(s, ';')) out.push_back(numbers(part));
+  return out;
+}
+
+std::vector<Case> read_cases() {
+  std::ifstream in(std::string(EMBER_REFERENCE_DIR) + "/math_ops.txt");
+  EXPECT_TRUE(in) << "cannot read tests/reference/math_ops.txt";
+  std::vector<Case> cases;
+  std::string line;
+  while (std::getline(in, line)) {
+    std::vector<std::string> f = split(line, '|');
+    if (f.size() != 6) {
+      ADD_FAILURE() << "malformed line: " << line;
+      continue;
+    }
+    cases.push_back({f[0], f[1], f[2], lists(f[3]), lists(f[5]), numbers(f[4]), line});
+  }
+  return cases;
+}
+
+// "beta=2 threshold=3" -> {beta: 2, threshold: 3}.
+std::map<std::string, double> parse_args(const std::string& s) {
+  std::map<std::string, double> m;
+  std::istringstream in(s);
+  std::string kv;
+  while (in >> kv)
+    if (size_t eq = kv.find('='); eq != std::string::npos)
+      m[kv.substr(0, eq)] = std::strtod(kv.c_str() + eq + 1, nullptr);
+  return m;
+}
+
+using Args = std::map<std::string, double>;
+using Fn = std::function<Tensor(const std::vector<Tensor>&, const Args&)>;
+
+// The ember call of each fixture op (and args spelling).
+const std::map<std::string, Fn>& calls() {
+  static const std::map<std::string, Fn> m = [] {
+    std::map<std::string, Fn> c;
+    auto unary = [&](const char* name, Tensor (*f)(const Tensor&)) {
+      c[name] = [f](const std::vector<Tensor>& x, const Args&) { return f(x[0]); };
+    };
+    auto binary = [&](const char* name, Tensor (*f)(const Tensor&, const Tensor&)) {
+      c[name] = [f](const std::vector<Tensor>& x, const Args&) { return f(x[0], x[1]); };
+    };
+    for (auto [name, f] : std::initializer_list<std::pair<const char*, Tensor (*)(const Tensor&)>>{
+             {"sin", &sin},
+             {"cos", &cos},
+             {"tan", &tan},
+             {"asin", &asin},
+             {"acos", &acos},
+             {"atan", &atan},
+             {"sinh", &sinh},
+             {"cosh", &cosh},
+             {"erf", &erf},
+             {"erfc", &erfc},
+             {"erfinv", &erfinv},
+             {"exp2", &exp2},
+             {"expm1", &expm1},
+             {"log2", &log2},
+             {"log10", &log10},
+             {"reciprocal", &reciprocal},
+             {"square", &square},
+             {"floor", &floor},
+             {"ceil", &ceil},
+             {"trunc", &trunc},
+             {"frac", &frac},
+             {"sign", &sign},
+             {"isnan", &isnan},
+             {"isinf", &isinf},
+             {"isfinite", &isfinite},
+             {"silu", &silu},
+             {"mish", &mish},
+             {"selu", &selu},
+             {"relu6", &relu6},
+             {"hardswish", &hardswish},
+             {"hardsigmoid", &hardsigmoid},
+             {"logsigmoid", &logsigmoid},
+             {"softsign", &softsign},
+             {"bitwise_not", &bitwise_not}})
+      unary(name, f);
+    for (auto [name, f] :
+         std::initializer_list<std::pair<const char*, Tensor (*)(const Tensor&, const Tensor&)>>{
+             {"atan2", &atan2},
+             {"copysign", &copysign},
+             {"fmod", &fmod},
+             {"remainder", &remainder},
+             {"floor_divide", &floor_divide},
+             {"bitwise_and", &bitwise_and},
+             {"bitwise_or", &bitwise_or},
+             {"bitwise_xor", &bitwise_xor},
+             {"bitwise_left_shift", &bitwise_left_shift},
+             {"bitwise_right_shift", &bitwise_right_shift}})
+      binary(name, f);
+    auto opt = [](const Args& a, const char* key) -> std::optional<double> {
+      auto it = a.find(key);
+      return it == a.end() ? std::nullopt : std::optional<double>(it->second);
+    };
+    c["round"] = [opt](const std::vector<Tensor>& x, const Args& a) {
+      return round(x[0], static_cast<int64_t>(opt(a, "decimals").value_or(0)));
+    };
+    c["nan_to_num"] = [opt](const std::vector<Tensor>& x, const Args& a) {
+      return nan_to_num(x[0], opt(a, "nan").value_or(0), opt(a, "posinf"), opt(a, "neginf"));
+    };
+    c["softplus"] = [](const std::vector<Tensor>& x, const Args& a) {
+      return F::softplus(x[0], a.at("beta"), a.at("threshold"));
+    };
+    c["elu"] = [](const std::vector<Tensor>& x, const Args& a) {
+      return F::elu(x[0], a.at("alpha"));
+    };
+    c["celu"] = [](const std::vector<Tensor>& x, const Args& a) {
+      return F::celu(x[0], a.at("alpha"));
+    };
+    c["hardtanh"] = [](const std::vector<Tensor>& x, const Args& a) {
+      return F::hardtanh(x[0], a.count("min_val") ? a.at("min_val") : -1.0,
+                         a.count("max_val") ? a.at("max_val") : 1.0);
+    };
+    c["lerp"] = [](const std::vector<Tensor>& x, const Args& a) {
+      return x.size() == 3 ? lerp(x[0], x[1], x[2]) : lerp(x[0], x[1], a.at("weight"));
+    };
+    c["addcmul"] = [](const std::vector<Tensor>& x, const Args& a) {
+      return addcmul(x[0], x[1], x[2], a.at("value"));
+    };
+    c["addcdiv"] = [](const std::vector<Tensor>& x, const Args& a) {
+      return addcdiv(x[0], x[1], x[2], a.at("value"));
+    };
+    c["clamp"] = [](const std::vector<Tensor>& x, const Args&) { return clamp(x[0], x[1], x[2]); };
+    return c;
+  }();
+  return m;
+}
+
+// Same length; NaN where NaN; equal within `rtol` (floats; exact for integers); zeros of the
+// same sign when `signed_zeros`.
+::testing::AssertionResult values_match(const std::vector<double>& got,
+                                        const std::vector<double>& want, bool exact,
+                                        bool signed_zeros, double rtol = 1e-12) {
+  if (got.size() != want.size())
+    return ::testing::AssertionFailure() << got.size() << " values, want " << want.size();
+  for (size_t i = 0; i < got.size(); ++i) {
+    double g = got[i], w = want[i];
+    bool ok = std::isnan(w) ? std::isnan(g)
+              : exact       ? g == w
+                            : (g == w || std::fabs(g - w) <= rtol * std::fabs(w) + 1e-300);
+    if (ok && signed_zeros && w == 0) ok = std::signbit(g) == std::signbit(w);
+    if (!ok) return ::testing::AssertionFailure() << "element " << i << ": " << g << ", want " << w;
+  }
+  return ::testing::AssertionSuccess();
+}
+
+std::vector<double> as_doubles(const Tensor& t) {
+  Tensor c = t.cpu().to(kFloat64).contiguous();
+  const double* p = c.data_ptr<double>();
+  return std::vector<double>(p, p + c.numel());
+}
+
+// The ops whose zeros' signs are part of their results (rounding, remainders, signs).
+const std::set<std::string> kSignedZeroOps = {"round",    "floor", "ceil",         "trunc",
+                                              "frac",     "fmod",  "remainder",    "sign",
+                                              "copysign", "atan2", "floor_divide", "nan_to_num"};
+
+class MathFixtureTest : public testing::DeviceTest {};
+
+TEST_P(MathFixtureTest, OutputsAndGradientsMatchPyTorch) {
+  std::vector<Case> cases = read_cases();
+  ASSERT_GE(cases.size(), 100u);
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.line.substr(0, 160));
+    auto it = calls().find(c.op);
+    ASSERT_NE(it, calls().end()) << "no ember call for " << c.op;
+    const std::optional<DType> dtype = dtype_from_name(c.dtype);
+    ASSERT_TRUE(dtype.has_value()) << c.dtype;
+    const bool grad = !c.grads.empty();
+    std::vector<Tensor> inputs;
+    for (const auto& v : c.inputs) {
+      Tensor t = from_vector<double>(v).to(*dtype).to(device());
+      if (grad) t.requires_grad_(true);
+      inputs.push_back(t);
+    }
+    Tensor out = it->second(inputs, parse_args(c.args));
+    EXPECT_TRUE(values_match(as_doubles(out), c.output, !is_floating_point(out.dtype()),
+                             kSignedZeroOps.contains(c.op)));
+    if (!grad) continue;
+    // The fixture's upstream gradient: linspace(0.5, 1.5, n).
+    Tensor w = linspace(0.5, 1.5, out.numel(), {.dtype = kFloat64}).to(device());
+    out.backward(w.view(out.sizes()));
+    ASSERT_EQ(c.grads.size(), inputs.size());
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      ASSERT_TRUE(inputs[i].grad().defined()) << "input " << i << " got no gradient";
+      // 1e-7: PyTorch's hardsigmoid gradient multiplies by float32's 1/6 even in float64.
+      EXPECT_TRUE(values_match(as_doubles(inputs[i].grad()), c.grads[i], false, false, 1e-7))
+          << "gradient of input " << i;
+    }
+  }
+}
+
+// Shifts by the bit width or more, or by a negative amount: PyTorch >= 2.1's rule.
+TEST_P(MathFixtureTest, ShiftsOutOfRangeFollowCurrentPyTorch) {
+  Tensor a = tensor({1, -8, 5, -5}, on()).to(kInt64),
+         big = tensor({64, 70, -1, 100}, on()).to(kInt64);
+  EXPECT_TRUE(tensor_equal(bitwise_left_shift(a, big), zeros({4}, on()).to(kInt64)));
+  EXPECT_TRUE(tensor_equal(bitwise_right_shift(a, big), tensor({0, -1, 0, -1}, on()).to(kInt64)));
+  Tensor a32 = a.to(kInt32), b32 = tensor({32, 33, 31, 31}, on()).to(kInt32);
+  EXPECT_TRUE(tensor_equal(
+      a32 << b32, tensor({0, 0, int64_t{5} << 31, int64_t{-5} << 31}, on()).to(kInt64).to(kInt32)));
+  EXPECT_TRUE(tensor_equal(a32 >> b32, tensor({0, -1, 0, -1}, on()).to(kInt32)));
+}
+
+TEST_P(MathFixtureTest, OperatorsAreTheBitwiseOps) {
+  Tensor a = tensor({12, 10, -3}, on()).to(kInt64), b = tensor({10, 6, 1}, on()).to(kInt64);
+  EXPECT_TRUE(tensor_equal(a & b, bitwise_and(a, b)));
+  EXPECT_TRUE(tensor_equal(a | b, tensor({14, 14, -3}, on()).to(kInt64)));
+  EXPECT_TRUE(tensor_equal(a ^ b, tensor({6, 12, -4}, on()).to(kInt64)));
+  EXPECT_TRUE(tensor_equal(~a, tensor({-13, -11, 2}, on()).to(kInt64)));
+  EXPECT_TRUE(tensor_equal(a << b, tensor({12288, 640, -6}, on()).to(kInt64)));
+  EXPECT_TRUE(
+      tensor_equal(a >> tensor({2, 1, 1}, on()).to(kInt64), tensor({3, 5, -2}, on()).to(kInt64)));
+  EXPECT_TRUE(tensor_equal(a.bitwise_and(7), tensor({4, 2, 5}, on()).to(kInt64)));
+}
+
+TEST_P(MathFixtureTest, BadInputIsAnErrorNamingTheRule) {
+  Tensor i = tensor({4, 5}, on()).to(kInt64), zero = tensor({2, 0}, on()).to(kInt64);
+  using Binary = Tensor (*)(const Tensor&, const Tensor&);
+  for (Binary f : {Binary(&fmod), Binary(&remainder), Binary(&floor_divide)})
+    EXPECT_TRUE(testing::throws_error([&] { (void)f(i, zero); }, ErrorKind::Value,
+                                      {"ZeroDivisionError", "integer division by zero"}));
+  Tensor x = tensor({1.5, 2.5}, on());
+  EXPECT_TRUE(testing::throws_error([&] { (void)bitwise_and(x, x); }, ErrorKind::DType,
+                                    {"[bitwise_and]", "integer or bool", "float32"}));
+  EXPECT_TRUE(
+      testing::throws_error([&] { (void)~x; }, ErrorKind::DType, {"[bitwise_not]", "float32"}));
+  EXPECT_TRUE(testing::throws_error([&] { (void)round(i, 1); }, ErrorKind::DType,
+                                    {"[round]", "decimals", "int64"}));
+  EXPECT_TRUE(testing::throws_error([&] { (void)frac(i); }, ErrorKind::DType, {"[frac]", "int64"}));
+  Tensor b = tensor({1, 0}, on()).to(kBool);
+  EXPECT_TRUE(testing::throws_error([&] { (void)bitwise_left_shift(b, b); }, ErrorKind::DType,
+                                    {"[bitwise_left_shift]", "bool"}));
+  EXPECT_TRUE(
+      testing::throws_error([&] { (void)fmod(b, b); }, ErrorKind::DType, {"[fmod]", "bool"}));
+  EXPECT_TRUE(testing::throws_error([&] { (void)F::hardtanh(x, 2.0, 1.0); }, ErrorKind::Value,
+                                    {"[hardtanh]", "min_val", "max_val"}));
+  EXPECT_TRUE(testing::throws_error([&] { (void)addcdiv(x, i, i); }, ErrorKind::DType,
+                                    {"[addcdiv]", "Integer division"}));
+  // Float division by zero is IEEE's, as PyTorch.
+  Tensor f0 = tensor({3.0, -3.0}, on()), z = zeros({2}, on());
+  EXPECT_TRUE(tensor_equal(floor_divide(f0, z), tensor({INFINITY, -INFINITY}, on())));
+}
+
+// Integer and bool inputs to the rounding and classification ops keep their dtype or give bool,
+// square of bool is int64, and the Float ops compute integers in float32.
+TEST_P(MathFixtureTest, ResultDtypes) {
+  Tensor i = tensor({-2, 3}, on()).to(kInt32), b = tensor({1, 0}, on()).to(kBool);
+  EXPECT_EQ(floor(i).dtype(), kInt32);
+  EXPECT_EQ(round(i).dtype(), kInt32);
+  EXPECT_EQ(isnan(i).dtype(), kBool);
+  EXPECT_EQ(square(b).dtype(), kInt64);
+  EXPECT_EQ(sin(i).dtype(), kFloat32);
+  EXPECT_EQ(atan2(i, i).dtype(), kFloat32);
+  EXPECT_EQ(fmod(i, 2).dtype(), kInt32);
+  EXPECT_EQ(fmod(i, 2.5).dtype(), kFloat32);
+  EXPECT_EQ(nan_to_num(i).dtype(), kInt32);
+  // nan_to_num's default infinities are the dtype's own largest values.
+  Tensor h = tensor({INFINITY, -INFINITY}, on()).to(kFloat16);
+  EXPECT_TRUE(tensor_equal(nan_to_num(h).to(kFloat32), tensor({65504.0f, -65504.0f}, on())));
+}
+
+EMBER_INSTANTIATE_DEVICE_TESTS(MathFixtureTest);
+
+}  // namespace
+}  // namespace ember
