@@ -38,6 +38,7 @@ class Samples {
     } else if constexpr (std::is_same_v<T, bool>) {
       return true;
     } else if constexpr (std::is_same_v<T, Shape>) {
+      if (op_ == "repeat") return Shape{2, 1};
       return Shape{1};
     } else if constexpr (std::is_same_v<T, std::optional<DType>>) {
       return kFloat64;
@@ -64,11 +65,16 @@ class Samples {
       return tensor({{1, 0, 0}, {0, 1, 0}, {1, 1, 0}}, on).to(kBool);
     // 2-D operands (mm), 3-D for bmm; values positive (log, sqrt), self and other ascending and
     // descending, so they meet in the middle element (comparisons).
-    const bool batched = op_ == "bmm";
+    // Vectors for dot, vdot and outer (and mv's second operand), batches for the batched
+    // products (addbmm's self is a matrix).
+    const bool vector =
+        op_ == "dot" || op_ == "vdot" || op_ == "outer" || (op_ == "mv" && pos == 1);
+    const bool batched = op_ == "bmm" || op_ == "baddbmm" || (op_ == "addbmm" && pos > 0);
     const int64_t n = batched ? 18 : 9;
     Tensor t = arange(1, n + 1, 1, on).to(kFloat32).reshape(batched ? Shape{2, 3, 3} : Shape{3, 3});
     // Bitwise ops take integers.
     if (op_.starts_with("bitwise_")) return (pos == 0 ? t : (n + 1 - t) / 4).to(kInt64);
+    if (vector) t = t.reshape({-1}).narrow(0, 0, 3);
     return pos == 0 ? t * 0.25 : (n + 1 - t) * 0.25;
   }
 

@@ -6,3 +6,4 @@
 #include "ember/nn/losses.h"
 #include "ember/nn/module.h"
 #include "ember/nn/modules.h"
+#include "ember/nn/utils.h"

@@ -78,6 +78,16 @@ Tensor& operator-=(Tensor& a, const Scalar& b);
 Tensor& operator*=(Tensor& a, const Scalar& b);
 Tensor& operator/=(Tensor& a, const Scalar& b);
 
+// --- torch.linalg
+namespace linalg {
+// The p-norm of x over dims (all when empty): ord inf / -inf (largest / smallest |x|), 0 (the
+// count of nonzeros), or any p; floating inputs only. Its gradient is 0 where the norm is 0.
+Tensor vector_norm(const Tensor& x, double ord = 2, const Shape& dims = {}, bool keepdim = false);
+// The matrix norm of x over two dims: "fro", or the induced "1", "-1", "inf", "-inf".
+Tensor matrix_norm(const Tensor& x, const std::string& ord = "fro", const Shape& dims = {-2, -1},
+                   bool keepdim = false);
+}  // namespace linalg
+
 // --- joining and indexing
 Tensor cat(const std::vector<Tensor>& tensors, int64_t dim = 0);
 Tensor stack(const std::vector<Tensor>& tensors, int64_t dim = 0);

@@ -53,25 +53,6 @@ double arg_of(std::span<const double> v, bool largest) {
   return static_cast<double>(best);
 }
 
-int64_t dim_arg(const OpArgs& a) {
-  return static_cast<int64_t>(a.numbers.at(0));
-}
-bool keepdim_arg(const OpArgs& a) {
-  return a.numbers.size() > 1 && a.numbers[1] != 0;
-}
-
-// A reduction row over all elements (`all`) or over dim args.numbers[0] with keepdim
-// args.numbers[1].
-OpRow reduction(std::string name, std::string variant, Call call, ReduceRef ref,
-                std::vector<std::vector<Shape>> samples, std::vector<DType> dtypes,
-                ResultDtype result, bool differentiable, OpArgs args = {}, Domain domain = {}) {
-  OpRow r = other(std::move(name), std::move(variant), std::move(call), {{.domain = domain}},
-                  std::move(samples), std::move(dtypes), result, differentiable, std::move(args));
-  r.reduce_ref = std::move(ref);
-  r.along_dim = !r.args.numbers.empty();
-  return r;
-}
-
 // matmul by broadcasting and summing: (..., n, k, 1) * (..., 1, k, m) summed over k, with 1-D
 // operands made 2-D and the added dims removed, as torch.matmul's rules.
 Tensor matmul_by_broadcast(const Tensor& a0, const Tensor& b0) {
@@ -741,8 +722,8 @@ Tolerance tolerance(DType dtype) {
 const std::vector<OpRow>& rows() {
   static const std::vector<OpRow> all = [] {
     std::vector<OpRow> r;
-    for (auto part :
-         {elementwise_rows, math_rows, reduction_rows, linear_algebra_rows, nn_rows, indexing_rows})
+    for (auto part : {elementwise_rows, math_rows, reduction_rows, linear_algebra_rows, nn_rows,
+                      indexing_rows, shape_and_linalg_rows})
       for (OpRow& row : part()) r.push_back(std::move(row));
     return r;
   }();

@@ -86,8 +86,31 @@ inline InputSpec mask() {
   return {.kind = InputKind::Mask};
 }
 
+inline int64_t dim_arg(const OpArgs& a) {
+  return static_cast<int64_t>(a.numbers.at(0));
+}
+inline bool keepdim_arg(const OpArgs& a) {
+  return a.numbers.size() > 1 && a.numbers[1] != 0;
+}
+
+// A reduction row over all elements (`all`) or over dim args.numbers[0] with keepdim
+// args.numbers[1].
+inline OpRow reduction(std::string name, std::string variant, Call call, ReduceRef ref,
+                       std::vector<std::vector<Shape>> samples, std::vector<DType> dtypes,
+                       ResultDtype result, bool differentiable, OpArgs args = {},
+                       Domain domain = {}) {
+  OpRow r = other(std::move(name), std::move(variant), std::move(call), {{.domain = domain}},
+                  std::move(samples), std::move(dtypes), result, differentiable, std::move(args));
+  r.reduce_ref = std::move(ref);
+  r.along_dim = !r.args.numbers.empty();
+  return r;
+}
+
 // The rows of the math ops of op_table_math.cpp: trigonometric and error functions,
 // activations, rounding, classification, integer division and bitwise ops, ternary ops.
 std::vector<OpRow> math_rows();
+// The rows of op_table_shapes.cpp: tril/triu, flip, roll, repeat, tile, counts, products on
+// matmul, diagonals and norms.
+std::vector<OpRow> shape_and_linalg_rows();
 
 }  // namespace ember::op_table

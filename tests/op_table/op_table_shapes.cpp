@@ -1,0 +1,339 @@
+// tests/op_table/op_table_shapes.cpp: the op table's rows of the shape ops (tril, triu, flip,
+// roll, repeat, tile), counts (count_nonzero, any, all), products on matmul (dot, vdot, mv,
+// outer, addmm, baddbmm, addbmm), diagonals (diag, trace) and norms. References take another
+// path than the op: masks multiplied in, slices reversed or rotated, copies joined with cat,
+// products summed from broadcasts.
+#include <algorithm>
+#include <cmath>
+
+#include "op_table/row_builders.h"
+
+namespace ember::op_table {
+
+namespace {
+
+using R = ResultDtype;
+
+// 1 where col - row <= k (lower) or >= k, as float64 (n, m).
+Tensor triangle_mask(int64_t n, int64_t m, int64_t k, bool lower) {
+  std::vector<double> v;
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t j = 0; j < m; ++j) v.push_back(lower ? (j - i <= k) : (j - i >= k));
+  return from_vector<double>(v, Shape{n, m});
+}
+
+// (..., n, k) @ (..., k, m) by broadcasting and summing over k.
+Tensor product_by_broadcast(const Tensor& a, const Tensor& b) {
+  return (a.unsqueeze(-1) * b.unsqueeze(-3)).sum({-2});
+}
+
+OpRow slice_map(std::string name, std::string variant, Call call, SliceRef ref,
+                std::vector<std::vector<Shape>> samples, OpArgs args) {
+  OpRow r = other(std::move(name), std::move(variant), std::move(call), {value()},
+                  std::move(samples), kAll, R::Same, true, std::move(args));
+  r.slice_ref = std::move(ref);
+  r.along_dim = true;
+  return r;
+}
+
+OpRow composite(std::string name, std::string variant, Call call, Call ref,
+                std::vector<InputSpec> inputs, std::vector<std::vector<Shape>> samples,
+                std::vector<DType> dtypes, ResultDtype result = R::Same, bool differentiable = true,
+                OpArgs args = {}) {
+  OpRow r = other(std::move(name), std::move(variant), std::move(call), std::move(inputs),
+                  std::move(samples), std::move(dtypes), result, differentiable, std::move(args));
+  r.composite_ref = std::move(ref);
+  return r;
+}
+
+std::vector<OpRow> shape_rows() {
+  std::vector<OpRow> rows;
+  const std::vector<std::vector<Shape>> matrices = {{{3, 5}}, {{5, 3}}, {{2, 4, 4}}, {{0, 3}}};
+  for (bool lower : {true, false}) {
+    for (int64_t k : {int64_t{0}, int64_t{1}, int64_t{-2}}) {
+      rows.push_back(composite(
+          lower ? "tril" : "triu",
+          k == 0  ? ""
+          : k > 0 ? "above"
+                  : "below",
+          [lower](const std::vector<Tensor>& x, const OpArgs& a) {
+            auto d = static_cast<int64_t>(a.numbers[0]);
+            return lower ? tril(x[0], d) : triu(x[0], d);
+          },
+          [lower](const std::vector<Tensor>& x, const OpArgs& a) {
+            auto d = static_cast<int64_t>(a.numbers[0]);
+            return x[0] * triangle_mask(x[0].size(-2), x[0].size(-1), d, lower).to(x[0].device());
+          },
+          {value()}, matrices, kAll, R::Same, true, {.numbers = {static_cast<double>(k)}}));
+    }
+  }
+  const std::vector<std::vector<Shape>> along = {{{7}}, {{3, 5}}, {{2, 3, 4}}};
+  const SliceRef reversed = [](std::span<const double> v, auto&) {
+    return std::vector<double>(v.rbegin(), v.rend());
+  };
+  rows.push_back(slice_map(
+      "flip", "",
+      [](const std::vector<Tensor>& x, const OpArgs& a) { return flip(x[0], {dim_arg(a)}); },
+      reversed, along, {.numbers = {0}}));
+  rows.push_back(slice_map(
+      "flip", "last",
+      [](const std::vector<Tensor>& x, const OpArgs& a) { return flip(x[0], {dim_arg(a)}); },
+      reversed, along, {.numbers = {-1}}));
+  // roll by args.numbers[2] along args.numbers[0] (args.numbers[1] is keepdim's slot).
+  const SliceRef rotated = [](std::span<const double> v, const OpArgs& a) {
+    auto n = static_cast<int64_t>(v.size());
+    std::vector<double> out(v.size());
+    auto shift = static_cast<int64_t>(a.numbers[2]);
+    for (int64_t i = 0; i < n; ++i) out[static_cast<size_t>(((i + shift) % n + n) % n)] = v[i];
+    return out;
+  };
+  const Call roll_call = [](const std::vector<Tensor>& x, const OpArgs& a) {
+    return roll(x[0], {static_cast<int64_t>(a.numbers[2])}, {dim_arg(a)});
+  };
+  rows.push_back(slice_map("roll", "", roll_call, rotated, along, {.numbers = {-1, 0, 2}}));
+  rows.push_back(slice_map("roll", "negative", roll_call, rotated, along, {.numbers = {0, 0, -8}}));
+  // repeat (2, 3) and tile (3,) of a matrix: copies joined with cat.
+  rows.push_back(composite(
+      "repeat", "",
+      [](const std::vector<Tensor>& x, auto&) {
+        return repeat(x[0], {2, 3});
+      },
+      [](const std::vector<Tensor>& x, auto&) {
+        Tensor row = cat({x[0], x[0], x[0]}, 1);
+        return cat({row, row}, 0);
+      },
+      {value()}, {{{3, 5}}, {{1, 1}}, {{0, 2}}}, kAll));
+  rows.push_back(composite(
+      "repeat", "new_dims",
+      [](const std::vector<Tensor>& x, auto&) {
+        return repeat(x[0], {2, 1, 2});
+      },
+      [](const std::vector<Tensor>& x, auto&) {
+        Tensor m = cat({x[0], x[0]}, 1).unsqueeze(0);
+        return cat({m, m}, 0);
+      },
+      {value()}, {{{3, 5}}, {{2, 1}}}, kAll));
+  rows.push_back(composite(
+      "tile", "", [](const std::vector<Tensor>& x, auto&) { return tile(x[0], {3}); },
+      [](const std::vector<Tensor>& x, auto&) {
+        return cat({x[0], x[0], x[0]}, -1);
+      },
+      {value()}, {{{3, 5}}, {{4}}, {{2, 3, 4}}}, kAll));
+  return rows;
+}
+
+std::vector<OpRow> count_rows() {
+  const Domain sparse{.lo = -1, .hi = 1, .integers = true};
+  const std::vector<std::vector<Shape>> whole = {{{}}, {{0}}, {{7}}, {{3, 5}}};
+  const std::vector<std::vector<Shape>> by_dim = {{{3, 5}}, {{2, 3, 4}}, {{4, 1}}};
+  const ReduceRef nonzero = [](std::span<const double> v, auto&) {
+    return static_cast<double>(std::count_if(v.begin(), v.end(), [](double x) { return x != 0; }));
+  };
+  const ReduceRef any_ref = [](std::span<const double> v, auto&) {
+    return double(std::any_of(v.begin(), v.end(), [](double x) { return x != 0; }));
+  };
+  const ReduceRef all_ref = [](std::span<const double> v, auto&) {
+    return double(std::all_of(v.begin(), v.end(), [](double x) { return x != 0; }));
+  };
+  // uint8 gives uint8, as PyTorch; the rows take the other dtypes, whose results are bool.
+  const std::vector<DType> logical = {kBool,    kInt32,    kInt64,  kFloat32,
+                                      kFloat64, kBFloat16, kFloat16};
+  std::vector<OpRow> rows;
+  rows.push_back(reduction(
+      "count_nonzero", "", [](const std::vector<Tensor>& x, auto&) { return count_nonzero(x[0]); },
+      nonzero, whole, kAll, R::Int64, false, {}, sparse));
+  rows.push_back(reduction(
+      "count_nonzero", "dim",
+      [](const std::vector<Tensor>& x, const OpArgs& a) {
+        return count_nonzero(x[0], {dim_arg(a)});
+      },
+      nonzero, by_dim, kAll, R::Int64, false, {.numbers = {1}}, sparse));
+  for (bool is_any : {true, false}) {
+    const ReduceRef& ref = is_any ? any_ref : all_ref;
+    rows.push_back(reduction(
+        is_any ? "any" : "all", "",
+        [is_any](const std::vector<Tensor>& x, auto&) { return is_any ? any(x[0]) : all(x[0]); },
+        ref, whole, logical, R::Bool, false, {}, sparse));
+    rows.push_back(reduction(
+        is_any ? "any" : "all", "dim",
+        [is_any](const std::vector<Tensor>& x, const OpArgs& a) {
+          return is_any ? any(x[0], dim_arg(a), keepdim_arg(a))
+                        : all(x[0], dim_arg(a), keepdim_arg(a));
+        },
+        ref, by_dim, logical, R::Bool, false, {.numbers = {0, 1}}, sparse));
+  }
+  return rows;
+}
+
+std::vector<OpRow> product_rows() {
+  const std::vector<DType> dtypes = {kInt64, kFloat32, kFloat64, kBFloat16, kFloat16};
+  std::vector<OpRow> rows;
+  const Call dot_ref = [](const std::vector<Tensor>& x, auto&) { return (x[0] * x[1]).sum(); };
+  const std::vector<std::vector<Shape>> vectors = {{{7}, {7}}, {{0}, {0}}, {{65}, {65}}};
+  rows.push_back(composite(
+      "dot", "", [](const std::vector<Tensor>& x, auto&) { return dot(x[0], x[1]); }, dot_ref,
+      {value(), value()}, vectors, dtypes));
+  rows.push_back(composite(
+      "vdot", "", [](const std::vector<Tensor>& x, auto&) { return vdot(x[0], x[1]); }, dot_ref,
+      {value(), value()}, vectors, dtypes));
+  rows.push_back(composite(
+      "mv", "", [](const std::vector<Tensor>& x, auto&) { return mv(x[0], x[1]); },
+      [](const std::vector<Tensor>& x, auto&) { return (x[0] * x[1]).sum({1}); },
+      {value(), value()}, {{{3, 7}, {7}}, {{0, 2}, {2}}, {{33, 65}, {65}}}, dtypes));
+  rows.push_back(composite(
+      "outer", "", [](const std::vector<Tensor>& x, auto&) { return outer(x[0], x[1]); },
+      [](const std::vector<Tensor>& x, auto&) {
+        return x[0].reshape({-1, 1}).expand({x[0].size(0), x[1].size(0)}) * x[1];
+      },
+      {value(), value()}, {{{3}, {5}}, {{0}, {4}}}, kNumbers));
+  // beta args.numbers[0], alpha args.numbers[1].
+  const Call addmm_call = [](const std::vector<Tensor>& x, const OpArgs& a) {
+    return addmm(x[0], x[1], x[2], a.numbers[0], a.numbers[1]);
+  };
+  const Call addmm_ref = [](const std::vector<Tensor>& x, const OpArgs& a) {
+    return x[0] * a.numbers[0] + product_by_broadcast(x[1], x[2]) * a.numbers[1];
+  };
+  const std::vector<std::vector<Shape>> addmm_shapes = {
+      {{3, 5}, {3, 4}, {4, 5}}, {{5}, {3, 4}, {4, 5}}, {{33, 65}, {33, 17}, {17, 65}}};
+  const std::vector<DType> floats = {kFloat32, kFloat64, kBFloat16, kFloat16};
+  rows.push_back(composite("addmm", "", addmm_call, addmm_ref, {value(), value(), value()},
+                           addmm_shapes, floats, R::Same, true, {.numbers = {0.5, -1.5}}));
+  rows.push_back(composite("addmm", "beta1", addmm_call, addmm_ref, {value(), value(), value()},
+                           addmm_shapes, dtypes, R::Same, true, {.numbers = {1, 1}}));
+  rows.push_back(composite("baddbmm", "",
+                           [](const std::vector<Tensor>& x, const OpArgs& a) {
+                             return baddbmm(x[0], x[1], x[2], a.numbers[0], a.numbers[1]);
+                           },
+                           addmm_ref, {value(), value(), value()},
+                           {{{2, 3, 5}, {2, 3, 4}, {2, 4, 5}}, {{5}, {3, 2, 4}, {3, 4, 5}}}, floats,
+                           R::Same, true, {.numbers = {2, 0.5}}));
+  rows.push_back(composite(
+      "addbmm", "",
+      [](const std::vector<Tensor>& x, const OpArgs& a) {
+        return addbmm(x[0], x[1], x[2], a.numbers[0], a.numbers[1]);
+      },
+      [](const std::vector<Tensor>& x, const OpArgs& a) {
+        return x[0] * a.numbers[0] + product_by_broadcast(x[1], x[2]).sum({0}) * a.numbers[1];
+      },
+      {value(), value(), value()}, {{{3, 5}, {2, 3, 4}, {2, 4, 5}}}, floats, R::Same, true,
+      {.numbers = {-1, 1}}));
+  return rows;
+}
+
+// A matrix's diagonal k, as elements joined with cat.
+Tensor diagonal_by_narrow(const Tensor& x, int64_t k) {
+  std::vector<Tensor> items;
+  for (int64_t i = 0; i < x.size(0); ++i)
+    if (i + k >= 0 && i + k < x.size(1))
+      items.push_back(x.narrow(0, i, 1).narrow(1, i + k, 1).view({1}));
+  return items.empty() ? zeros({0}, {.dtype = x.dtype()}) : cat(items);
+}
+
+std::vector<OpRow> diagonal_rows() {
+  std::vector<OpRow> rows;
+  const Call diag_call = [](const std::vector<Tensor>& x, const OpArgs& a) {
+    return diag(x[0], static_cast<int64_t>(a.numbers[0]));
+  };
+  for (double k : {0.0, 2.0, -1.0})
+    rows.push_back(composite("diag",
+                             k == 0  ? "matrix"
+                             : k > 0 ? "matrix_above"
+                                     : "matrix_below",
+                             diag_call,
+                             [](const std::vector<Tensor>& x, const OpArgs& a) {
+                               return diagonal_by_narrow(x[0], static_cast<int64_t>(a.numbers[0]));
+                             },
+                             {value()}, {{{3, 5}}, {{5, 3}}, {{4, 4}}}, kAll, R::Same, true,
+                             {.numbers = {k}}));
+  for (double k : {0.0, 1.0, -2.0})
+    rows.push_back(
+        composite("diag",
+                  k == 0  ? "vector"
+                  : k > 0 ? "vector_above"
+                          : "vector_below",
+                  diag_call,
+                  [](const std::vector<Tensor>& x, const OpArgs& a) {
+                    auto k = static_cast<int64_t>(a.numbers[0]);
+                    int64_t n = x[0].size(0) + std::abs(k);
+                    Tensor padded = cat({x[0], zeros({std::abs(k)}, {.dtype = x[0].dtype()})});
+                    Tensor mask = triangle_mask(n, n, k, false) * triangle_mask(n, n, k, true);
+                    return mask * (k >= 0 ? padded.unsqueeze(1) : padded.unsqueeze(0));
+                  },
+                  {value()}, {{{4}}, {{1}}}, kAll, R::Same, true, {.numbers = {k}}));
+  rows.push_back(composite(
+      "trace", "", [](const std::vector<Tensor>& x, auto&) { return trace(x[0]); },
+      [](const std::vector<Tensor>& x, auto&) { return diagonal_by_narrow(x[0], 0).sum(); },
+      {value()}, {{{3, 5}}, {{4, 4}}, {{0, 2}}}, kAll, R::Int64ForIntegers));
+  return rows;
+}
+
+std::vector<OpRow> norm_rows() {
+  const std::vector<std::vector<Shape>> all = {{{}}, {{7}}, {{3, 5}}, {{33, 65}}};
+  const std::vector<std::vector<Shape>> by_dim = {{{3, 5}}, {{2, 3, 4}}, {{4, 1}}};
+  const ReduceRef p_norm = [](std::span<const double> v, const OpArgs& a) {
+    double p = a.numbers.at(2), s = 0;
+    if (std::isinf(p)) {
+      double m = p > 0 ? 0 : INFINITY;
+      for (double x : v) m = p > 0 ? std::max(m, std::fabs(x)) : std::min(m, std::fabs(x));
+      return m;
+    }
+    if (p == 0)
+      return static_cast<double>(
+          std::count_if(v.begin(), v.end(), [](double x) { return x != 0; }));
+    for (double x : v) s += std::pow(std::fabs(x), p);
+    return std::pow(s, 1 / p);
+  };
+  const Domain away{.lo = -2, .hi = 2, .gap = 0.1};
+  std::vector<OpRow> rows;
+  for (double p : {2.0, 1.0, 3.0, HUGE_VAL, -HUGE_VAL, 0.0}) {
+    const char* name = p == 2   ? "p2"
+                       : p == 1 ? "p1"
+                       : p == 3 ? "p3"
+                       : p == 0 ? "p0"
+                       : p > 0  ? "inf"
+                                : "neg_inf";
+    OpRow r = reduction(
+        "norm", name,
+        [](const std::vector<Tensor>& x, const OpArgs& a) {
+          return norm(x[0], a.numbers[2], {}, false);
+        },
+        p_norm, all, {kFloat32, kFloat64, kBFloat16, kFloat16}, R::Same, p != 0, {.numbers = {}},
+        away);
+    r.args.numbers = {0, 0, p};
+    r.along_dim = false;
+    rows.push_back(r);
+    rows.push_back(reduction(
+        "linalg_vector_norm", std::string(name) + "_dim",
+        [](const std::vector<Tensor>& x, const OpArgs& a) {
+          return linalg::vector_norm(x[0], a.numbers[2], {dim_arg(a)}, keepdim_arg(a));
+        },
+        p_norm, by_dim, {kFloat32, kFloat64, kBFloat16, kFloat16}, R::Same, p != 0,
+        {.numbers = {1, 1, p}}, away));
+  }
+  // matrix_norm: Frobenius and the induced 1 and inf norms.
+  const std::vector<DType> floats = {kFloat32, kFloat64, kBFloat16, kFloat16};
+  for (const char* ord : {"fro", "1", "inf"})
+    rows.push_back(composite(
+        "linalg_matrix_norm", ord,
+        [](const std::vector<Tensor>& x, const OpArgs& a) {
+          return linalg::matrix_norm(x[0], a.text);
+        },
+        [](const std::vector<Tensor>& x, const OpArgs& a) {
+          Tensor m = abs(x[0]);
+          if (a.text == "fro") return sqrt((x[0] * x[0]).sum({-2, -1}));
+          return a.text == "1" ? amax(m.sum({-2}), {-1}) : amax(m.sum({-1}), {-1});
+        },
+        {value(away)}, {{{3, 5}}, {{2, 4, 3}}}, floats, R::Same, true, {.text = ord}));
+  return rows;
+}
+
+}  // namespace
+
+std::vector<OpRow> shape_and_linalg_rows() {
+  std::vector<OpRow> rows;
+  for (auto part : {shape_rows, count_rows, product_rows, diagonal_rows, norm_rows})
+    for (OpRow& row : part()) rows.push_back(std::move(row));
+  return rows;
+}
+
+}  // namespace ember::op_table
