@@ -58,16 +58,16 @@ Tensor outer(const Tensor& a, const Tensor& b) {
 }
 // addmm, baddbmm and addbmm: on autocast's lower-precision list (all operands cast); 16-bit
 // operands are computed in float32 and rounded once, as PyTorch's fused GEMM epilogue.
-#define EMBER_ADD_PRODUCT(name, product)                                                        \
-  Tensor name(const Tensor& self, const Tensor& a, const Tensor& b, const Scalar& beta,         \
-              const Scalar& alpha) {                                                            \
-    if (std::vector<Tensor> low; autocast_lower_all({&self, &a, &b}, low))                      \
-      return name(low[0], low[1], low[2], beta, alpha);                                         \
-    if (is_reduced_float(a.dtype())) {                                                          \
-      autocast_detail::Suspend no_autocast;                                                     \
-      return name(to_opmath(self), to_opmath(a), to_opmath(b), beta, alpha).to(a.dtype());      \
-    }                                                                                           \
-    return scaled_sum(self, product, beta, alpha);                                              \
+#define EMBER_ADD_PRODUCT(name, product)                                                   \
+  Tensor name(const Tensor& self, const Tensor& a, const Tensor& b, const Scalar& beta,    \
+              const Scalar& alpha) {                                                       \
+    if (std::vector<Tensor> low; autocast_lower_all({&self, &a, &b}, low))                 \
+      return name(low[0], low[1], low[2], beta, alpha);                                    \
+    if (is_reduced_float(a.dtype())) {                                                     \
+      autocast_detail::Suspend no_autocast;                                                \
+      return name(to_opmath(self), to_opmath(a), to_opmath(b), beta, alpha).to(a.dtype()); \
+    }                                                                                      \
+    return scaled_sum(self, product, beta, alpha);                                         \
   }
 EMBER_ADD_PRODUCT(addmm, mm(a, b))
 EMBER_ADD_PRODUCT(baddbmm, bmm(a, b))
