@@ -8,7 +8,7 @@
 // Usage: ember_vs_libtorch [--threads N] [--repeats R] [--only KEYS]
 //   defaults: hardware threads, 7 repeats, every workload; KEYS is a comma-separated list of
 //   workload keys (train, mlp, cnn, epoch, grad, tiny, sgemm, halfgemm, peak, add, chain, sum,
-//   softmax).
+//   cumsum, softmax).
 #include <torch/torch.h>
 
 #include <algorithm>
@@ -503,6 +503,15 @@ int main(int argc, char** argv) {
     check_close("sum 32M", es, ts, 1e-4, 0);
     rows.push_back({"sum, 32M floats", m.ember, m.torch, 1.0 * kLarge * sizeof(float), "GB/s"});
   }
+  if (want(opt, "cumsum")) {  // (e') prefix sums of 32M floats, one line
+    ember::Tensor a = ember::rand({kLarge});
+    torch::Tensor ta = to_torch(a);
+    ember::Tensor es;
+    torch::Tensor ts;
+    Medians m = measure([&] { es = a.cumsum(0); }, [&] { ts = ta.cumsum(0); }, 2, reps);
+    check_close("cumsum 32M", es, ts, 1e-5, 1e-2);
+    rows.push_back({"cumsum, 32M floats", m.ember, m.torch, 2.0 * kLarge * sizeof(float), "GB/s"});
+  }
   if (want(opt, "softmax")) {  // row softmax, (8192, 4096)
     ember::Tensor x = ember::randn({8192, 4096});
     torch::Tensor tx = to_torch(x);
@@ -518,7 +527,8 @@ int main(int argc, char** argv) {
   for (const std::string& n : notes) std::printf("%s\n", n.c_str());
   std::printf(
       "\nember/lt: ember time / libtorch time (< 1: ember faster). Rates: GB/s counts bytes read "
-      "+ written once (add 3 x 4 B, memcpy 2 x 4 B, sum 4 B, softmax 2 x 4 B, chain of 10 96 B per "
-      "element).\n");
+      "+ written once (add 3 x 4 B, memcpy 2 x 4 B, sum 4 B, cumsum and softmax 2 x 4 B, chain of "
+      "10 "
+      "96 B per element).\n");
   return 0;
 }

@@ -318,6 +318,22 @@ TEST_P(MathFixtureTest, ResultDtypes) {
   EXPECT_TRUE(tensor_equal(nan_to_num(h).to(kFloat32), tensor({65504.0f, -65504.0f}, on())));
 }
 
+// cumsum: integers and bool sum in int64 (or the dtype asked for, wrapping), a 0-dim tensor is
+// its own sum, and the gradient is the reversed cumulative sum of the incoming one.
+TEST_P(MathFixtureTest, CumsumDtypesScalarsAndGradient) {
+  Tensor b = tensor({1, 1, 0, 1}, on()).to(kBool);
+  EXPECT_TRUE(tensor_equal(cumsum(b, 0), tensor({1, 2, 2, 3}, on()).to(kInt64)));
+  Tensor u = tensor({200, 100}, on()).to(kUInt8);
+  EXPECT_TRUE(tensor_equal(cumsum(u, 0, kUInt8), tensor({200, 44}, on()).to(kUInt8)));
+  EXPECT_TRUE(tensor_equal(cumsum(tensor(2.5, on()), 0), tensor(2.5, on())));
+  Tensor x = tensor({{1.0, 2.0, 3.0}, {4.0, 5.0, 6.0}}, on()).requires_grad_(true);
+  Tensor y = cumsum(x, 1);
+  EXPECT_TRUE(tensor_equal(y, tensor({{1.0, 3.0, 6.0}, {4.0, 9.0, 15.0}}, on())));
+  y.backward(tensor({{1.0, 10.0, 100.0}, {0.0, 0.0, 1.0}}, on()));
+  EXPECT_TRUE(tensor_equal(x.grad(), tensor({{111.0, 110.0, 100.0}, {1.0, 1.0, 1.0}}, on())));
+  EXPECT_TRUE(testing::throws_error([&] { (void)cumsum(x, 2); }, ErrorKind::Index, {"[cumsum]"}));
+}
+
 EMBER_INSTANTIATE_DEVICE_TESTS(MathFixtureTest);
 
 }  // namespace

@@ -92,6 +92,26 @@ std::vector<OpRow> shape_rows() {
   };
   rows.push_back(slice_map("roll", "", roll_call, rotated, along, {.numbers = {-1, 0, 2}}));
   rows.push_back(slice_map("roll", "negative", roll_call, rotated, along, {.numbers = {0, 0, -8}}));
+  // cumsum: prefix sums per slice; the 140000-element line takes the CPU's blocked parallel scan.
+  const SliceRef prefix = [](std::span<const double> v, auto&) {
+    std::vector<double> out(v.size());
+    double s = 0;
+    for (size_t i = 0; i < v.size(); ++i) out[i] = s += v[i];
+    return out;
+  };
+  const Call cumsum_call = [](const std::vector<Tensor>& x, const OpArgs& a) {
+    return cumsum(x[0], dim_arg(a));
+  };
+  OpRow cumsum_row = slice_map("cumsum", "", cumsum_call, prefix,
+                               {{{7}}, {{3, 5}}, {{140000}}}, {.numbers = {0}});
+  cumsum_row.result = R::Int64ForIntegers;
+  rows.push_back(cumsum_row);
+  OpRow cumsum_inner = slice_map("cumsum", "inner", cumsum_call, prefix,
+                                 {{{3, 5}}, {{2, 3, 4}}, {{0, 4}}}, {.numbers = {0}});
+  cumsum_inner.result = R::Int64ForIntegers;
+  rows.push_back(cumsum_inner);
+  OpRow cumsum_last = with_variant(cumsum_inner, "last", {.numbers = {-1}});
+  rows.push_back(cumsum_last);
   // repeat (2, 3) and tile (3,) of a matrix: copies joined with cat.
   rows.push_back(composite(
       "repeat", "",
