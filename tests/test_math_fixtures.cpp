@@ -25,16 +25,32 @@ struct Case {
   std::string op, args, dtype;
   std::vector<std::vector<double>> inputs, grads;
   std::vector<double> output;
+  std::vector<Shape> shapes;  // of the inputs
   std::string line;
 };
 
-std::vector<std::string> split(const std::string& s, char sep) {
+std::vector<std::string> split_text(const std::string& s, char sep) {
   std::vector<std::string> parts;
   std::string part;
   std::istringstream in(s);
   while (std::getline(in, part, sep)) parts.push_back(part);
   if (!s.empty() && s.back() == sep) parts.emplace_back();
   return parts;
+}
+
+// "2x3 ; 7 ; scalar" -> {{2, 3}, {7}, {}}.
+std::vector<Shape> shapes_of(const std::string& s) {
+  std::vector<Shape> out;
+  for (std::string part : split_text(s, ';')) {
+    Shape shape;
+    std::istringstream in(part);
+    std::string word;
+    in >> word;
+    if (word != "scalar")
+      for (const std::string& n : split_text(word, 'x')) shape.push_back(std::stoll(n));
+    out.push_back(shape);
+  }
+  return out;
 }
 
 std::vector<double> numbers(const std::string& s) {
@@ -50,10 +66,12 @@ std::vector<double> numbers(const std::string& s) {
   return v;
 }
 
+// "none" (an input PyTorch gives no gradient) reads as an empty list.
 std::vector<std::vector<double>> lists(const std::string& s) {
   std::vector<std::vector<double>> out;
   if (s.find_first_not_of(' ') == std::string::npos) return out;
-  for (const std::string& part : split(s, ';')) out.push_back(numbers(part));
+  for (const std::string& part : split_text(s, ';'))
+    out.push_back(part.find("none") != std::string::npos ? std::vector<double>{} : numbers(part));
   return out;
 }
 
@@ -63,28 +81,41 @@ std::vector<Case> read_cases() {
   std::vector<Case> cases;
   std::string line;
   while (std::getline(in, line)) {
-    std::vector<std::string> f = split(line, '|');
-    if (f.size() != 6) {
+    std::vector<std::string> f = split_text(line, '|');
+    if (f.size() != 7) {
       ADD_FAILURE() << "malformed line: " << line;
       continue;
     }
-    cases.push_back({f[0], f[1], f[2], lists(f[3]), lists(f[5]), numbers(f[4]), line});
+    cases.push_back(
+        {f[0], f[1], f[2], lists(f[3]), lists(f[5]), numbers(f[4]), shapes_of(f[6]), line});
   }
   return cases;
 }
 
-// "beta=2 threshold=3" -> {beta: 2, threshold: 3}.
-std::map<std::string, double> parse_args(const std::string& s) {
-  std::map<std::string, double> m;
+// "beta=2 reduction=none" -> {beta: "2", reduction: "none"}.
+using Args = std::map<std::string, std::string>;
+Args parse_args(const std::string& s) {
+  Args m;
   std::istringstream in(s);
   std::string kv;
   while (in >> kv)
-    if (size_t eq = kv.find('='); eq != std::string::npos)
-      m[kv.substr(0, eq)] = std::strtod(kv.c_str() + eq + 1, nullptr);
+    if (size_t eq = kv.find('='); eq != std::string::npos) m[kv.substr(0, eq)] = kv.substr(eq + 1);
   return m;
 }
-
-using Args = std::map<std::string, double>;
+double num(const Args& a, const char* key, double fallback) {
+  auto it = a.find(key);
+  return it == a.end() ? fallback : std::strtod(it->second.c_str(), nullptr);
+}
+std::optional<double> opt(const Args& a, const char* key) {
+  auto it = a.find(key);
+  return it == a.end() ? std::nullopt
+                       : std::optional<double>(std::strtod(it->second.c_str(), nullptr));
+}
+F::Reduction reduction_of(const Args& a) {
+  auto it = a.find("reduction");
+  if (it == a.end() || it->second == "mean") return F::kMean;
+  return it->second == "sum" ? F::kSum : F::kNone;
+}
 using Fn = std::function<Tensor(const std::vector<Tensor>&, const Args&)>;
 
 // The ember call of each fixture op (and args spelling).
@@ -146,39 +177,75 @@ const std::map<std::string, Fn>& calls() {
              {"bitwise_left_shift", &bitwise_left_shift},
              {"bitwise_right_shift", &bitwise_right_shift}})
       binary(name, f);
-    auto opt = [](const Args& a, const char* key) -> std::optional<double> {
-      auto it = a.find(key);
-      return it == a.end() ? std::nullopt : std::optional<double>(it->second);
-    };
-    c["round"] = [opt](const std::vector<Tensor>& x, const Args& a) {
+    c["round"] = [](const std::vector<Tensor>& x, const Args& a) {
       return round(x[0], static_cast<int64_t>(opt(a, "decimals").value_or(0)));
     };
-    c["nan_to_num"] = [opt](const std::vector<Tensor>& x, const Args& a) {
+    c["nan_to_num"] = [](const std::vector<Tensor>& x, const Args& a) {
       return nan_to_num(x[0], opt(a, "nan").value_or(0), opt(a, "posinf"), opt(a, "neginf"));
     };
     c["softplus"] = [](const std::vector<Tensor>& x, const Args& a) {
-      return F::softplus(x[0], a.at("beta"), a.at("threshold"));
+      return F::softplus(x[0], num(a, "beta", 1), num(a, "threshold", 20));
     };
     c["elu"] = [](const std::vector<Tensor>& x, const Args& a) {
-      return F::elu(x[0], a.at("alpha"));
+      return F::elu(x[0], num(a, "alpha", 1));
     };
     c["celu"] = [](const std::vector<Tensor>& x, const Args& a) {
-      return F::celu(x[0], a.at("alpha"));
+      return F::celu(x[0], num(a, "alpha", 1));
     };
     c["hardtanh"] = [](const std::vector<Tensor>& x, const Args& a) {
-      return F::hardtanh(x[0], a.count("min_val") ? a.at("min_val") : -1.0,
-                         a.count("max_val") ? a.at("max_val") : 1.0);
+      return F::hardtanh(x[0], num(a, "min_val", -1), num(a, "max_val", 1));
     };
     c["lerp"] = [](const std::vector<Tensor>& x, const Args& a) {
-      return x.size() == 3 ? lerp(x[0], x[1], x[2]) : lerp(x[0], x[1], a.at("weight"));
+      return x.size() == 3 ? lerp(x[0], x[1], x[2]) : lerp(x[0], x[1], num(a, "weight", 0));
     };
     c["addcmul"] = [](const std::vector<Tensor>& x, const Args& a) {
-      return addcmul(x[0], x[1], x[2], a.at("value"));
+      return addcmul(x[0], x[1], x[2], num(a, "value", 1));
     };
     c["addcdiv"] = [](const std::vector<Tensor>& x, const Args& a) {
-      return addcdiv(x[0], x[1], x[2], a.at("value"));
+      return addcdiv(x[0], x[1], x[2], num(a, "value", 1));
     };
     c["clamp"] = [](const std::vector<Tensor>& x, const Args&) { return clamp(x[0], x[1], x[2]); };
+    // Losses and distances.
+    c["smooth_l1_loss"] = [](const std::vector<Tensor>& x, const Args& a) {
+      return F::smooth_l1_loss(x[0], x[1], reduction_of(a), num(a, "beta", 1));
+    };
+    c["huber_loss"] = [](const std::vector<Tensor>& x, const Args& a) {
+      return F::huber_loss(x[0], x[1], reduction_of(a), num(a, "delta", 1));
+    };
+    c["kl_div"] = [](const std::vector<Tensor>& x, const Args& a) {
+      return F::kl_div(x[0], x[1], reduction_of(a), num(a, "log_target", 0) != 0);
+    };
+    c["poisson_nll_loss"] = [](const std::vector<Tensor>& x, const Args& a) {
+      return F::poisson_nll_loss(x[0], x[1], num(a, "log_input", 1) != 0, num(a, "full", 0) != 0);
+    };
+    c["gaussian_nll_loss"] = [](const std::vector<Tensor>& x, const Args& a) {
+      return F::gaussian_nll_loss(x[0], x[1], x[2], num(a, "full", 0) != 0);
+    };
+    c["margin_ranking_loss"] = [](const std::vector<Tensor>& x, const Args& a) {
+      return F::margin_ranking_loss(x[0], x[1], x[2], num(a, "margin", 0));
+    };
+    c["hinge_embedding_loss"] = [](const std::vector<Tensor>& x, const Args& a) {
+      return F::hinge_embedding_loss(x[0], x[1], num(a, "margin", 1));
+    };
+    c["cosine_embedding_loss"] = [](const std::vector<Tensor>& x, const Args& a) {
+      return F::cosine_embedding_loss(x[0], x[1], x[2], num(a, "margin", 0));
+    };
+    c["triplet_margin_loss"] = [](const std::vector<Tensor>& x, const Args& a) {
+      return F::triplet_margin_loss(x[0], x[1], x[2], num(a, "margin", 1), num(a, "p", 2), 1e-6,
+                                    num(a, "swap", 0) != 0);
+    };
+    c["multilabel_soft_margin_loss"] = [](const std::vector<Tensor>& x, const Args&) {
+      return F::multilabel_soft_margin_loss(x[0], x[1]);
+    };
+    c["normalize"] = [](const std::vector<Tensor>& x, const Args& a) {
+      return F::normalize(x[0], num(a, "p", 2), static_cast<int64_t>(num(a, "dim", 1)));
+    };
+    c["cosine_similarity"] = [](const std::vector<Tensor>& x, const Args&) {
+      return F::cosine_similarity(x[0], x[1]);
+    };
+    c["pairwise_distance"] = [](const std::vector<Tensor>& x, const Args& a) {
+      return F::pairwise_distance(x[0], x[1], num(a, "p", 2), 1e-6, num(a, "keepdim", 0) != 0);
+    };
     return c;
   }();
   return m;
@@ -226,12 +293,14 @@ TEST_P(MathFixtureTest, OutputsAndGradientsMatchPyTorch) {
     ASSERT_TRUE(dtype.has_value()) << c.dtype;
     const bool grad = !c.grads.empty();
     std::vector<Tensor> inputs;
-    for (const auto& v : c.inputs) {
-      Tensor t = from_vector<double>(v).to(*dtype).to(device());
+    ASSERT_EQ(c.shapes.size(), c.inputs.size());
+    for (size_t i = 0; i < c.inputs.size(); ++i) {
+      Tensor t = from_vector<double>(c.inputs[i], c.shapes[i]).to(*dtype).to(device());
       if (grad) t.requires_grad_(true);
       inputs.push_back(t);
     }
     Tensor out = it->second(inputs, parse_args(c.args));
+    ASSERT_EQ(out.numel(), static_cast<int64_t>(c.output.size()));
     EXPECT_TRUE(values_match(as_doubles(out), c.output, !is_floating_point(out.dtype()),
                              kSignedZeroOps.contains(c.op)));
     if (!grad) continue;
@@ -240,6 +309,7 @@ TEST_P(MathFixtureTest, OutputsAndGradientsMatchPyTorch) {
     out.backward(w.view(out.sizes()));
     ASSERT_EQ(c.grads.size(), inputs.size());
     for (size_t i = 0; i < inputs.size(); ++i) {
+      if (c.grads[i].empty()) continue;  // a label: PyTorch gives it no gradient
       ASSERT_TRUE(inputs[i].grad().defined()) << "input " << i << " got no gradient";
       // 1e-7: PyTorch's hardsigmoid gradient multiplies by float32's 1/6 even in float64.
       EXPECT_TRUE(values_match(as_doubles(inputs[i].grad()), c.grads[i], false, false, 1e-7))

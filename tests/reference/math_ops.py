@@ -7,9 +7,10 @@ Run once with PyTorch (Debian's python3-torch 1.13 wrote the committed file):
     python3 tests/reference/math_ops.py > tests/reference/math_ops.txt
 
 Format, one case per line, fields separated by '|':
-    op | args | dtype | input 1 ; input 2 ; ... | output | gradient 1 ; gradient 2 ; ...
+    op | args | dtype | input 1 ; input 2 ; ... | output | gradient 1 ; ... | shape 1 ; ...
 Values are space-separated Python reprs (nan, inf, -inf, -0.0); args are key=value pairs;
-an empty gradient field means the case checks no gradient.
+an empty gradient field means the case checks no gradient, "none" that an input (a label) gets
+none from PyTorch. Shapes are sizes joined with "x" ("2x3"), "scalar" for 0-dim.
 """
 import torch
 import torch.nn.functional as F
@@ -60,20 +61,28 @@ B_SMOOTH = [0.7, 1.9, -1.6, -0.8, 2.6]
 
 
 def values(t):
+    if t is None:  # an input PyTorch gives no gradient (a label)
+        return "none"
     return " ".join(repr(v) for v in t.detach().reshape(-1).tolist())
+
+
+def shape(t):
+    return "x".join(str(n) for n in t.shape) or "scalar"
 
 
 def row(op, args, dtype, inputs, out, grads):
     print("|".join([op, args, dtype, " ; ".join(values(t) for t in inputs), values(out),
-                    " ; ".join(values(g) for g in grads)]))
+                    " ; ".join(values(g) for g in grads), " ; ".join(shape(t) for t in inputs)]))
 
 
 def weights(n):
     return torch.linspace(0.5, 1.5, n, dtype=torch.float64)
 
 
-def with_grad(op, args, fn, *inputs):
-    xs = [torch.tensor(v, dtype=torch.float64, requires_grad=True) for v in inputs]
+def with_grad(op, args, fn, *inputs, constants=()):
+    """constants: positions of inputs held fixed (targets whose gradient PyTorch makes NaN)."""
+    xs = [torch.tensor(v, dtype=torch.float64, requires_grad=i not in constants)
+          for i, v in enumerate(inputs)]
     out = fn(*xs)
     out.backward(weights(out.numel()).reshape(out.shape))
     row(op, args, "float64", xs, out, [x.grad for x in xs])
@@ -139,6 +148,48 @@ def main():
               [-1.0, -1.0, 0.0, 0.0, 4.0], [1.0, 1.0, 1.0, 1.0, 2.0])
     values_only("clamp", "tensor_bounds", torch.float64, torch.clamp,
                 [float("nan"), -5.0, 5.0], [0.0, 0.0, 0.0], [1.0, 1.0, 1.0])
+
+    # Losses and distances (torch.nn.functional), outputs and gradients of every input.
+    x = [[0.3, -1.2, 2.5], [1.1, 0.2, -0.7]]
+    y = [[0.1, -0.2, 0.4], [2.6, 0.25, -0.9]]
+    with_grad("smooth_l1_loss", "beta=0.5", lambda a, b: F.smooth_l1_loss(a, b, beta=0.5), x, y)
+    with_grad("smooth_l1_loss", "reduction=none", lambda a, b: F.smooth_l1_loss(a, b, reduction="none"), x, y)
+    with_grad("huber_loss", "delta=0.8", lambda a, b: F.huber_loss(a, b, delta=0.8), x, y)
+    logp = [[-1.2, -0.9, -1.3], [-0.2, -2.1, -2.5]]
+    probs = [[0.2, 0.5, 0.3], [0.0, 0.4, 0.6]]
+    # A target of 0 gets a NaN gradient from PyTorch's xlogy (ember's is finite): held fixed.
+    with_grad("kl_div", "reduction=sum", lambda a, b: F.kl_div(a, b, reduction="sum"), logp, probs,
+              constants=(1,))
+    with_grad("kl_div", "log_target=1", lambda a, b: F.kl_div(a, b, log_target=True), logp, logp[::-1])
+    rates = [[0.5, 1.5, 0.2], [2.0, 0.7, 1.1]]
+    counts = [[0.0, 2.0, 1.0], [3.0, 0.0, 5.0]]
+    with_grad("poisson_nll_loss", "", lambda a, b: F.poisson_nll_loss(a, b), rates, counts)
+    with_grad("poisson_nll_loss", "log_input=0 full=1",
+              lambda a, b: F.poisson_nll_loss(a, b, log_input=False, full=True), rates, counts,
+              constants=(1,))
+    var = [[0.5, 2.0, 1e-9], [1.5, 0.3, 0.8]]
+    with_grad("gaussian_nll_loss", "", lambda a, b, v: F.gaussian_nll_loss(a, b, v), x, y, var)
+    with_grad("gaussian_nll_loss", "full=1", lambda a, b, v: F.gaussian_nll_loss(a, b, v, full=True),
+              x, y, [0.5, 2.0])
+    s1, s2, sign = [0.3, -1.2, 2.5, 0.1], [1.1, 0.2, -0.7, 0.1], [1.0, -1.0, 1.0, -1.0]
+    with_grad("margin_ranking_loss", "margin=0.5",
+              lambda a, b, t: F.margin_ranking_loss(a, b, t, margin=0.5), s1, s2, sign)
+    with_grad("hinge_embedding_loss", "margin=1.5",
+              lambda a, t: F.hinge_embedding_loss(a, t, margin=1.5), s1, sign)
+    with_grad("cosine_embedding_loss", "margin=0.2",
+              lambda a, b, t: F.cosine_embedding_loss(a, b, t, margin=0.2), x, y, [1.0, -1.0])
+    neg = [[1.3, 0.2, -0.5], [0.1, 0.9, 0.4]]
+    with_grad("triplet_margin_loss", "", lambda a, p, n: F.triplet_margin_loss(a, p, n), x, y, neg)
+    with_grad("triplet_margin_loss", "p=1 swap=1 margin=3",
+              lambda a, p, n: F.triplet_margin_loss(a, p, n, margin=3.0, p=1, swap=True), x, y, neg)
+    with_grad("multilabel_soft_margin_loss", "",
+              lambda a, t: F.multilabel_soft_margin_loss(a, t), x, [[1.0, 0.0, 1.0], [0.0, 0.0, 1.0]])
+    with_grad("normalize", "", lambda a: F.normalize(a), x)
+    with_grad("normalize", "p=1 dim=0", lambda a: F.normalize(a, p=1.0, dim=0), x)
+    with_grad("cosine_similarity", "", lambda a, b: F.cosine_similarity(a, b), x, y)
+    with_grad("pairwise_distance", "", lambda a, b: F.pairwise_distance(a, b), x, y)
+    with_grad("pairwise_distance", "p=3 keepdim=1",
+              lambda a, b: F.pairwise_distance(a, b, p=3.0, keepdim=True), x, y)
 
 
 if __name__ == "__main__":

@@ -77,6 +77,43 @@ Tensor batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor&
 // probability p while training, scaling the rest by 1 / (1 - p).
 Tensor dropout2d(const Tensor& input, double p = 0.5, bool training = true);
 
+// --- distances (nn/distances.cpp)
+// x / max(||x||_p over dim, eps).
+Tensor normalize(const Tensor& x, double p = 2.0, int64_t dim = 1, double eps = 1e-12);
+// x1 . x2 / max(||x1|| ||x2||, eps) along dim, x1 and x2 broadcast.
+Tensor cosine_similarity(const Tensor& x1, const Tensor& x2, int64_t dim = 1, double eps = 1e-8);
+// ||x1 - x2 + eps||_p over the last dim.
+Tensor pairwise_distance(const Tensor& x1, const Tensor& x2, double p = 2.0, double eps = 1e-6,
+                         bool keepdim = false);
+
+// --- more losses (nn/more_losses.cpp), PyTorch's formulas and defaults. kl_div's input is
+// log-probabilities; for PyTorch's reduction="batchmean" divide its kSum result by input.size(0).
+Tensor smooth_l1_loss(const Tensor& input, const Tensor& target, Reduction reduction = kMean,
+                      double beta = 1.0);
+Tensor huber_loss(const Tensor& input, const Tensor& target, Reduction reduction = kMean,
+                  double delta = 1.0);
+Tensor kl_div(const Tensor& input, const Tensor& target, Reduction reduction = kMean,
+              bool log_target = false);
+Tensor poisson_nll_loss(const Tensor& input, const Tensor& target, bool log_input = true,
+                        bool full = false, double eps = 1e-8, Reduction reduction = kMean);
+// var: input's shape, or input's without the last dim; clamped at eps (the value only).
+Tensor gaussian_nll_loss(const Tensor& input, const Tensor& target, const Tensor& var,
+                         bool full = false, double eps = 1e-6, Reduction reduction = kMean);
+// target: 1 or -1.
+Tensor margin_ranking_loss(const Tensor& input1, const Tensor& input2, const Tensor& target,
+                           double margin = 0.0, Reduction reduction = kMean);
+Tensor hinge_embedding_loss(const Tensor& input, const Tensor& target, double margin = 1.0,
+                            Reduction reduction = kMean);
+// input1, input2: (N, D) or (D); target: (N) or () of 1 and -1.
+Tensor cosine_embedding_loss(const Tensor& input1, const Tensor& input2, const Tensor& target,
+                             double margin = 0.0, Reduction reduction = kMean);
+Tensor triplet_margin_loss(const Tensor& anchor, const Tensor& positive, const Tensor& negative,
+                           double margin = 1.0, double p = 2.0, double eps = 1e-6,
+                           bool swap = false, Reduction reduction = kMean);
+// input, target: (N, C); the loss is averaged over the C classes, then reduced over N.
+Tensor multilabel_soft_margin_loss(const Tensor& input, const Tensor& target,
+                                   const Tensor& weight = Tensor(), Reduction reduction = kMean);
+
 }  // namespace ember::nn::functional
 
 namespace ember::nn {
