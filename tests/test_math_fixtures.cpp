@@ -243,6 +243,33 @@ const std::map<std::string, Fn>& calls() {
     c["cosine_similarity"] = [](const std::vector<Tensor>& x, const Args&) {
       return F::cosine_similarity(x[0], x[1]);
     };
+    c["rms_norm"] = [](const std::vector<Tensor>& x, const Args&) {
+      return F::rms_norm(x[0], {x[0].size(-1)}, x[1], 1e-6);
+    };
+    c["group_norm"] = [](const std::vector<Tensor>& x, const Args& a) {
+      return F::group_norm(x[0], static_cast<int64_t>(num(a, "num_groups", 1)), x[1], x[2]);
+    };
+    c["instance_norm"] = [](const std::vector<Tensor>& x, const Args&) {
+      return F::instance_norm(x[0], x[1], x[2]);
+    };
+    c["softmin"] = [](const std::vector<Tensor>& x, const Args& a) {
+      return F::softmin(x[0], static_cast<int64_t>(num(a, "dim", 1)));
+    };
+    c["nansum"] = [](const std::vector<Tensor>& x, const Args& a) {
+      return a.count("dim") ? nansum(x[0], {static_cast<int64_t>(num(a, "dim", 0))}) : nansum(x[0]);
+    };
+    c["nanmean"] = [](const std::vector<Tensor>& x, const Args& a) {
+      return a.count("dim") ? nanmean(x[0], {static_cast<int64_t>(num(a, "dim", 0))})
+                            : nanmean(x[0]);
+    };
+    c["take_along_dim"] = [](const std::vector<Tensor>& x, const Args& a) {
+      Tensor idx = tensor({{2, 0}, {1, 1}}, {.dtype = kInt64, .device = x[0].device()});
+      return take_along_dim(x[0], idx, static_cast<int64_t>(num(a, "dim", 0)));
+    };
+    c["movedim"] = [](const std::vector<Tensor>& x, const Args&) { return movedim(x[0], 0, 2); };
+    c["unflatten"] = [](const std::vector<Tensor>& x, const Args&) {
+      return unflatten(x[0], 2, {2, 2});
+    };
     c["pairwise_distance"] = [](const std::vector<Tensor>& x, const Args& a) {
       return F::pairwise_distance(x[0], x[1], num(a, "p", 2), 1e-6, num(a, "keepdim", 0) != 0);
     };
@@ -255,14 +282,15 @@ const std::map<std::string, Fn>& calls() {
 // same sign when `signed_zeros`.
 ::testing::AssertionResult values_match(const std::vector<double>& got,
                                         const std::vector<double>& want, bool exact,
-                                        bool signed_zeros, double rtol = 1e-12) {
+                                        bool signed_zeros, double rtol = 1e-12,
+                                        double atol = 1e-300) {
   if (got.size() != want.size())
     return ::testing::AssertionFailure() << got.size() << " values, want " << want.size();
   for (size_t i = 0; i < got.size(); ++i) {
     double g = got[i], w = want[i];
     bool ok = std::isnan(w) ? std::isnan(g)
               : exact       ? g == w
-                            : (g == w || std::fabs(g - w) <= rtol * std::fabs(w) + 1e-300);
+                            : (g == w || std::fabs(g - w) <= rtol * std::fabs(w) + atol);
     if (ok && signed_zeros && w == 0) ok = std::signbit(g) == std::signbit(w);
     if (!ok) return ::testing::AssertionFailure() << "element " << i << ": " << g << ", want " << w;
   }
@@ -311,8 +339,9 @@ TEST_P(MathFixtureTest, OutputsAndGradientsMatchPyTorch) {
     for (size_t i = 0; i < inputs.size(); ++i) {
       if (c.grads[i].empty()) continue;  // a label: PyTorch gives it no gradient
       ASSERT_TRUE(inputs[i].grad().defined()) << "input " << i << " got no gradient";
-      // 1e-7: PyTorch's hardsigmoid gradient multiplies by float32's 1/6 even in float64.
-      EXPECT_TRUE(values_match(as_doubles(inputs[i].grad()), c.grads[i], false, false, 1e-7))
+      // rtol 1e-7: PyTorch's hardsigmoid gradient multiplies by float32's 1/6 even in float64;
+      // atol 1e-15: a normalization's gradient that cancels to 0 leaves rounding noise.
+      EXPECT_TRUE(values_match(as_doubles(inputs[i].grad()), c.grads[i], false, false, 1e-7, 1e-15))
           << "gradient of input " << i;
     }
   }

@@ -39,6 +39,7 @@ class Samples {
       return true;
     } else if constexpr (std::is_same_v<T, Shape>) {
       if (op_ == "repeat") return Shape{2, 1};
+      if (op_ == "unflatten") return Shape{3, 1};
       return Shape{1};
     } else if constexpr (std::is_same_v<T, std::optional<DType>>) {
       return kFloat64;
@@ -57,7 +58,7 @@ class Samples {
   Tensor tensor_at(int pos) const {
     TensorOptions on{.device = device_};
     const bool indexing = op_ == "index_select" || op_ == "gather" || op_ == "scatter_add";
-    if (indexing && pos == 2) {
+    if ((indexing && pos == 2) || (op_ == "take_along_dim" && pos == 1)) {
       if (op_ == "index_select") return tensor({2, 0}, on).to(kInt64);
       return tensor({{0, 2, 1}, {1, 0, 2}, {2, 1, 0}}, on).to(kInt64);
     }

@@ -1,5 +1,6 @@
-// ops/shape_ops.cpp: tril, triu, flip, roll, repeat and tile, composed of views, where,
-// index_select and cat (so every device and autograd come with them).
+// ops/shape_ops.cpp: tril, triu, flip, roll, repeat, tile, movedim, swapaxes, unflatten and
+// take_along_dim, composed of views, where, index_select, gather and cat (so every device and
+// autograd come with them).
 #include <algorithm>
 
 #include "ops/op_helpers.h"
@@ -95,6 +96,80 @@ Tensor tile(const Tensor& x, const Shape& dims) {
           1);
   r.insert(r.end(), dims.begin(), dims.end());
   return repeat(x, r);
+}
+
+Tensor movedim(const Tensor& x, const Shape& source, const Shape& destination) {
+  EMBER_CHECK_KIND(Shape, source.size() == destination.size(),
+                   "[movedim] Invalid source or destination dims: source (", shape_str(source),
+                   ") and destination (", shape_str(destination),
+                   ") must have the same number of elements");
+  const int64_t n = x.dim();
+  Shape perm(static_cast<size_t>(n), -1);
+  uint64_t used_src = 0, used_dst = 0;
+  for (size_t i = 0; i < source.size(); ++i) {
+    int64_t s = wrap_dim("movedim", source[i], n), d = wrap_dim("movedim", destination[i], n);
+    EMBER_CHECK_KIND(Shape, !(used_src >> s & 1) && !(used_dst >> d & 1),
+                     "[movedim] repeated dim in source ", shape_str(source), " or destination ",
+                     shape_str(destination));
+    used_src |= uint64_t{1} << s;
+    used_dst |= uint64_t{1} << d;
+    perm[static_cast<size_t>(d)] = s;
+  }
+  // The other dims keep their order in the free places.
+  int64_t next = 0;
+  for (int64_t& p : perm) {
+    if (p != -1) continue;
+    while (used_src >> next & 1) ++next;
+    p = next++;
+  }
+  return x.permute(perm);
+}
+Tensor movedim(const Tensor& x, int64_t source, int64_t destination) {
+  return movedim(x, Shape{source}, Shape{destination});
+}
+Tensor swapaxes(const Tensor& x, int64_t axis0, int64_t axis1) {
+  return x.transpose(axis0, axis1);
+}
+Tensor swapdims(const Tensor& x, int64_t dim0, int64_t dim1) {
+  return x.transpose(dim0, dim1);
+}
+
+Tensor unflatten(const Tensor& x, int64_t dim, const Shape& sizes) {
+  int64_t d = wrap_dim("unflatten", dim, x.dim());
+  EMBER_CHECK_KIND(Shape, !sizes.empty(), "[unflatten] sizes must be non-empty");
+  Shape shape(x.sizes().begin(), x.sizes().begin() + d);
+  shape.insert(shape.end(), sizes.begin(), sizes.end());
+  shape.insert(shape.end(), x.sizes().begin() + d + 1, x.sizes().end());
+  // One -1 is inferred, as view does; view checks that the sizes multiply to x.size(d).
+  int64_t known = 1, unknown = 0;
+  for (int64_t s : sizes) s == -1 ? ++unknown : known *= s;
+  EMBER_CHECK_KIND(
+      Shape,
+      unknown > 1 || (unknown == 1 ? known != 0 && x.size(d) % known == 0 : known == x.size(d)),
+      "[unflatten] Provided sizes ", shape_str(sizes), " don't multiply up to the size of dim ",
+      dim, " (", x.size(d), ") in the input ", shape_str(x.sizes()));
+  // The -1 is x.size(d) / known, not inferred from numel (which an empty x makes ambiguous).
+  if (unknown == 1)
+    for (size_t i = static_cast<size_t>(d); i < static_cast<size_t>(d) + sizes.size(); ++i)
+      if (shape[i] == -1) shape[i] = x.size(d) / known;
+  return x.reshape(shape);
+}
+
+Tensor take_along_dim(const Tensor& x, const Tensor& indices, int64_t dim) {
+  int64_t d = wrap_dim("take_along_dim", dim, x.dim());
+  EMBER_CHECK_KIND(Shape, indices.dim() == x.dim(),
+                   "[take_along_dim] input and indices should "
+                   "have the same number of dimensions, but got ",
+                   x.dim(), " and ", indices.dim());
+  // Every dim but `dim` broadcasts between x and indices.
+  Shape xs = x.sizes(), is = indices.sizes();
+  xs[static_cast<size_t>(d)] = 1;
+  is[static_cast<size_t>(d)] = 1;
+  Shape common = broadcast_shape("take_along_dim", xs, is);
+  Shape x_shape = common, i_shape = common;
+  x_shape[static_cast<size_t>(d)] = x.size(d);
+  i_shape[static_cast<size_t>(d)] = indices.size(d);
+  return gather(x.expand(x_shape), d, indices.expand(i_shape));
 }
 
 }  // namespace ember

@@ -102,8 +102,8 @@ std::vector<OpRow> shape_rows() {
   const Call cumsum_call = [](const std::vector<Tensor>& x, const OpArgs& a) {
     return cumsum(x[0], dim_arg(a));
   };
-  OpRow cumsum_row = slice_map("cumsum", "", cumsum_call, prefix,
-                               {{{7}}, {{3, 5}}, {{140000}}}, {.numbers = {0}});
+  OpRow cumsum_row =
+      slice_map("cumsum", "", cumsum_call, prefix, {{{7}}, {{3, 5}}, {{140000}}}, {.numbers = {0}});
   cumsum_row.result = R::Int64ForIntegers;
   rows.push_back(cumsum_row);
   OpRow cumsum_inner = slice_map("cumsum", "inner", cumsum_call, prefix,
@@ -112,6 +112,50 @@ std::vector<OpRow> shape_rows() {
   rows.push_back(cumsum_inner);
   OpRow cumsum_last = with_variant(cumsum_inner, "last", {.numbers = {-1}});
   rows.push_back(cumsum_last);
+  // movedim, swapaxes/swapdims and unflatten: the permutation or shape written out.
+  const std::vector<std::vector<Shape>> cube = {{{2, 3, 4}}, {{1, 0, 2}}};
+  rows.push_back(composite(
+      "movedim", "", [](const std::vector<Tensor>& x, auto&) { return movedim(x[0], 0, -1); },
+      [](const std::vector<Tensor>& x, auto&) {
+        return x[0].permute({1, 2, 0});
+      },
+      {value()}, cube, kAll));
+  rows.push_back(composite(
+      "movedim", "dims",
+      [](const std::vector<Tensor>& x, auto&) { return movedim(x[0], Shape{2}, Shape{0}); },
+      [](const std::vector<Tensor>& x, auto&) {
+        return x[0].permute({2, 0, 1});
+      },
+      {value()}, cube, kAll));
+  rows.push_back(composite(
+      "swapaxes", "", [](const std::vector<Tensor>& x, auto&) { return swapaxes(x[0], 0, 1); },
+      [](const std::vector<Tensor>& x, auto&) {
+        return x[0].permute({1, 0, 2});
+      },
+      {value()}, cube, kAll));
+  rows.push_back(composite(
+      "swapdims", "", [](const std::vector<Tensor>& x, auto&) { return swapdims(x[0], 2, 0); },
+      [](const std::vector<Tensor>& x, auto&) {
+        return x[0].permute({2, 1, 0});
+      },
+      {value()}, cube, kAll));
+  rows.push_back(composite(
+      "unflatten", "",
+      [](const std::vector<Tensor>& x, auto&) {
+        return unflatten(x[0], 1, {3, -1});
+      },
+      [](const std::vector<Tensor>& x, auto&) {
+        return x[0].contiguous().view({x[0].size(0), 3, x[0].size(1) / 3});
+      },
+      {value()}, {{{2, 6}}, {{0, 6}}}, kAll));
+  OpRow take = composite(
+      "take_along_dim", "",
+      [](const std::vector<Tensor>& x, auto&) { return take_along_dim(x[0], x[1], 1); },
+      [](const std::vector<Tensor>& x, auto&) {
+        return gather(x[0].expand({x[1].size(0), x[0].size(1)}), 1, x[1]);
+      },
+      {value(), index(4)}, {{{3, 4}, {3, 2}}, {{1, 4}, {3, 5}}}, kAll);
+  rows.push_back(take);
   // repeat (2, 3) and tile (3,) of a matrix: copies joined with cat.
   rows.push_back(composite(
       "repeat", "",
@@ -168,6 +212,43 @@ std::vector<OpRow> count_rows() {
         return count_nonzero(x[0], {dim_arg(a)});
       },
       nonzero, by_dim, kAll, R::Int64, false, {.numbers = {1}}, sparse));
+  // nansum / nanmean on finite samples (NaN handling is in tests/reference/math_ops.txt),
+  // var_mean / std_mean's two results.
+  const ReduceRef total = [](std::span<const double> v, auto&) {
+    double s = 0;
+    for (double x : v) s += x;
+    return s;
+  };
+  const ReduceRef average = [total](std::span<const double> v, const OpArgs& a) {
+    return total(v, a) / static_cast<double>(v.size());
+  };
+  const ReduceRef variance = [average](std::span<const double> v, const OpArgs& a) {
+    double m = average(v, a), s = 0;
+    for (double x : v) s += (x - m) * (x - m);
+    return s / static_cast<double>(v.size() - 1);
+  };
+  const std::vector<DType> floats = {kFloat32, kFloat64, kBFloat16, kFloat16};
+  rows.push_back(reduction("nansum", "dim",
+                           [](const std::vector<Tensor>& x, const OpArgs& a) {
+                             return nansum(x[0], {dim_arg(a)}, keepdim_arg(a));
+                           },
+                           total, by_dim, floats, R::Same, true, {.numbers = {1, 0}}));
+  rows.push_back(reduction("nanmean", "dim",
+                           [](const std::vector<Tensor>& x, const OpArgs& a) {
+                             return nanmean(x[0], {dim_arg(a)}, keepdim_arg(a));
+                           },
+                           average, by_dim, floats, R::Same, true, {.numbers = {0, 1}}));
+  rows.push_back(reduction("var_mean", "var",
+                           [](const std::vector<Tensor>& x, const OpArgs& a) {
+                             return std::get<0>(var_mean(x[0], {dim_arg(a)}, true, keepdim_arg(a)));
+                           },
+                           variance, {{{3, 5}}, {{2, 3, 4}}}, floats, R::Same, true,
+                           {.numbers = {1, 0}}));
+  rows.push_back(reduction("std_mean", "mean",
+                           [](const std::vector<Tensor>& x, const OpArgs& a) {
+                             return std::get<1>(std_mean(x[0], {dim_arg(a)}, true, keepdim_arg(a)));
+                           },
+                           average, by_dim, floats, R::Same, true, {.numbers = {1, 1}}));
   for (bool is_any : {true, false}) {
     const ReduceRef& ref = is_any ? any_ref : all_ref;
     rows.push_back(reduction(

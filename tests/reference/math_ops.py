@@ -191,6 +191,27 @@ def main():
     with_grad("pairwise_distance", "p=3 keepdim=1",
               lambda a, b: F.pairwise_distance(a, b, p=3.0, keepdim=True), x, y)
 
+    # Normalizations, softmin and the new shape and NaN-aware reductions.
+    img = [[[0.3, -1.2, 2.5, 0.7], [1.1, 0.2, -0.7, 0.4]], [[0.5, 0.9, -0.3, 1.8], [-1.5, 0.6, 0.1, 2.2]]]
+    # torch 1.13 has no F.rms_norm (2.4 added it): its formula, in torch's ops.
+    with_grad("rms_norm", "", lambda a, w: F.rms_norm(a, [4], w, eps=1e-6) if hasattr(F, "rms_norm")
+              else a * torch.rsqrt((a * a).mean(-1, keepdim=True) + 1e-6) * w, img,
+              [0.5, 1.5, -1.0, 2.0])
+    ch4 = [[[0.3, -1.2, 2.5], [1.1, 0.2, -0.7], [0.5, 0.9, -0.3], [-1.5, 0.6, 0.1]]]
+    with_grad("group_norm", "num_groups=2",
+              lambda a, w, b: F.group_norm(a, 2, w, b), ch4, [0.5, 1.5, -1.0, 2.0], [0.1, 0.2, 0.3, 0.4])
+    with_grad("instance_norm", "", lambda a, w, b: F.instance_norm(a, weight=w, bias=b), ch4,
+              [0.5, 1.5, -1.0, 2.0], [0.1, 0.2, 0.3, 0.4])
+    with_grad("softmin", "dim=1", lambda a: F.softmin(a, dim=1), x)
+    nanny = [[1.0, float("nan"), 2.0], [float("nan"), float("nan"), 4.0]]
+    values_only("nansum", "dim=1", torch.float64, lambda a: torch.nansum(a, dim=1), nanny)
+    values_only("nanmean", "dim=1", torch.float64, lambda a: torch.nanmean(a, dim=1), nanny)
+    values_only("nanmean", "", torch.float64, torch.nanmean, nanny)
+    with_grad("take_along_dim", "dim=1",
+              lambda a: torch.take_along_dim(a, torch.tensor([[2, 0], [1, 1]]), dim=1), x)
+    with_grad("movedim", "", lambda a: torch.movedim(a, 0, 2), img)
+    with_grad("unflatten", "", lambda a: torch.unflatten(a, 2, (2, 2)), img)
+
 
 if __name__ == "__main__":
     main()

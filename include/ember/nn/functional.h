@@ -77,6 +77,19 @@ Tensor batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor&
 // probability p while training, scaling the rest by 1 / (1 - p).
 Tensor dropout2d(const Tensor& input, double p = 0.5, bool training = true);
 
+// --- normalizations (nn/group_norms.cpp). rms_norm: x / sqrt(mean(x^2 over the trailing
+// normalized_shape) + eps) * weight, eps by default the dtype's epsilon. group_norm: input
+// (N, C, *) normalized over each of num_groups channel groups (biased variance), then weight and
+// bias (C) per channel. instance_norm: group_norm with one group per channel (no running
+// statistics). softmin: softmax(-x).
+Tensor rms_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& weight = Tensor(),
+                std::optional<double> eps = std::nullopt);
+Tensor group_norm(const Tensor& x, int64_t num_groups, const Tensor& weight = Tensor(),
+                  const Tensor& bias = Tensor(), double eps = 1e-5);
+Tensor instance_norm(const Tensor& x, const Tensor& weight = Tensor(),
+                     const Tensor& bias = Tensor(), double eps = 1e-5);
+Tensor softmin(const Tensor& x, int64_t dim);
+
 // --- distances (nn/distances.cpp)
 // x / max(||x||_p over dim, eps).
 Tensor normalize(const Tensor& x, double p = 2.0, int64_t dim = 1, double eps = 1e-12);
