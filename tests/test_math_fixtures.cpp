@@ -433,6 +433,13 @@ TEST_P(MathFixtureTest, CumsumDtypesScalarsAndGradient) {
   EXPECT_TRUE(testing::throws_error([&] { (void)cumsum(x, 2); }, ErrorKind::Index, {"[cumsum]"}));
 }
 
+// addmm with beta 0 ignores self, NaN included, also when self broadcasts (PyTorch's rule).
+TEST_P(MathFixtureTest, AddmmBetaZeroIgnoresSelf) {
+  Tensor m = tensor({{1.0, 2.0}, {3.0, 4.0}}, on()), nan_row = tensor({NAN, NAN}, on());
+  EXPECT_TRUE(tensor_equal(addmm(nan_row, m, m, 0.0), mm(m, m)));
+  EXPECT_TRUE(tensor_equal(addmm(nan_row.view({1, 2}).expand({2, 2}), m, m, 0.0), mm(m, m)));
+}
+
 EMBER_INSTANTIATE_DEVICE_TESTS(MathFixtureTest);
 
 }  // namespace

@@ -363,15 +363,15 @@ struct TruncFn : ParamFn {
       return x;
   }
 };
-// Half to even, at p.a decimal places (negative: tens, hundreds, ...), as PyTorch scales.
+// Half to even, at p.a decimal places (negative: tens, hundreds, ...), as PyTorch scales; p.b is
+// 10^|p.a|, computed once by the op.
 struct RoundFn : ParamFn {
   template <class T>
   EMBER_HOST_DEVICE T operator()(T x) const {
     if constexpr (std::is_floating_point_v<T>) {
       if (p.a == 0) return std::rint(x);
-      bool neg = p.a < 0;
-      T ten_pow = static_cast<T>(std::pow(10.0, neg ? -p.a : p.a));
-      return neg ? std::rint(x / ten_pow) * ten_pow : std::rint(x * ten_pow) / ten_pow;
+      const T ten_pow = static_cast<T>(p.b);
+      return p.a < 0 ? std::rint(x / ten_pow) * ten_pow : std::rint(x * ten_pow) / ten_pow;
     } else {
       return x;
     }

@@ -1,6 +1,7 @@
 // ops/elementwise.cpp: element-wise ops -- type promotion, broadcasting, device checks, in-place
 // forms and operators; the arithmetic itself is the backends' (from the op tables).
 #include <array>
+#include <cmath>
 #include <limits>
 #include <optional>
 #include <string>
@@ -462,7 +463,8 @@ Tensor round(const Tensor& x, int64_t decimals) {
   EMBER_CHECK_KIND(DType, decimals == 0 || is_floating_point(x.dtype()),
                    "[round] decimals is only supported for floating-point tensors, got ",
                    x.dtype());
-  return unary(UnaryOp::Round, x, UnaryParams{.a = static_cast<double>(decimals)});
+  const auto d = static_cast<double>(decimals);
+  return unary(UnaryOp::Round, x, UnaryParams{.a = d, .b = std::pow(10.0, std::fabs(d))});
 }
 Tensor frac(const Tensor& x) {
   EMBER_CHECK_KIND(DType, is_floating_point(x.dtype()), "[frac] takes floating-point tensors, got ",

@@ -21,7 +21,12 @@ void check_same_dtype(const char* op, const Tensor& a, const Tensor& b) {
 Tensor scaled_sum(const Tensor& self, const Tensor& product, const Scalar& beta,
                   const Scalar& alpha) {
   Tensor p = alpha.to_double() == 1 ? product : product * alpha;
-  if (beta.to_double() == 0) return p.sizes() == self.sizes() || self.dim() == 0 ? p : p + 0 * self;
+  if (beta.to_double() == 0) {
+    EMBER_CHECK_KIND(Shape, broadcast_shapes(self.sizes(), p.sizes()) == p.sizes(),
+                     "[addmm] self of shape ", shape_str(self.sizes()),
+                     " does not broadcast to the product's ", shape_str(p.sizes()));
+    return p;
+  }
   return (beta.to_double() == 1 ? self : self * beta) + p;
 }
 
