@@ -8,7 +8,7 @@
 // Usage: ember_vs_libtorch [--threads N] [--repeats R] [--only KEYS]
 //   defaults: hardware threads, 7 repeats, every workload; KEYS is a comma-separated list of
 //   workload keys (train, mlp, cnn, epoch, grad, tiny, sgemm, halfgemm, peak, add, chain, sum,
-//   cumsum, softmax).
+//   cumsum, sort, softmax).
 #include <torch/torch.h>
 
 #include <algorithm>
@@ -511,6 +511,34 @@ int main(int argc, char** argv) {
     Medians m = measure([&] { es = a.cumsum(0); }, [&] { ts = ta.cumsum(0); }, 2, reps);
     check_close("cumsum 32M", es, ts, 1e-5, 1e-2);
     rows.push_back({"cumsum, 32M floats", m.ember, m.torch, 2.0 * kLarge * sizeof(float), "GB/s"});
+  }
+  if (want(opt, "sort")) {  // (e'') sort and top-k of 1M floats, one row
+    constexpr int64_t kSortN = int64_t{1} << 20;
+    ember::Tensor a = ember::randn({kSortN});
+    torch::Tensor ta = to_torch(a);
+    ember::Tensor ev, ei;
+    torch::Tensor tv, ti;
+    Medians m = measure([&] { std::tie(ev, ei) = ember::sort(a); },
+                        [&] { std::tie(tv, ti) = ta.sort(); }, 2, reps);
+    check_close("sort 1M values", ev, tv, 0, 0);
+    check_close("sort 1M indices", ei.to(ember::kFloat64), ti.to(torch::kFloat64), 0, 0);
+    rows.push_back({"sort (values, indices), 1M floats", m.ember, m.torch, 1.0 * kSortN, "G elem/s"});
+    for (int64_t k : {int64_t{10}, int64_t{1000}}) {
+      m = measure([&] { std::tie(ev, ei) = ember::topk(a, k); },
+                  [&] { std::tie(tv, ti) = ta.topk(k); }, 2, reps);
+      check_close("topk 1M values", ev, tv, 0, 0);
+      check_close("topk 1M indices", ei.to(ember::kFloat64), ti.to(torch::kFloat64), 0, 0);
+      rows.push_back({"topk k=" + std::to_string(k) + ", 1M floats", m.ember, m.torch,
+                      1.0 * kSortN, "G elem/s"});
+    }
+    // Sampling's case: top-k of each row of a batch of logits (64 rows of a 50257 vocabulary).
+    ember::Tensor logits = ember::randn({64, 50257});
+    torch::Tensor tlogits = to_torch(logits);
+    m = measure([&] { std::tie(ev, ei) = ember::topk(logits, 50); },
+                [&] { std::tie(tv, ti) = tlogits.topk(50); }, 2, reps);
+    check_close("topk rows values", ev, tv, 0, 0);
+    rows.push_back({"topk k=50 of rows, 64 x 50257", m.ember, m.torch,
+                    static_cast<double>(logits.numel()), "G elem/s"});
   }
   if (want(opt, "softmax")) {  // row softmax, (8192, 4096)
     ember::Tensor x = ember::randn({8192, 4096});

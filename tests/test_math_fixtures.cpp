@@ -270,6 +270,33 @@ const std::map<std::string, Fn>& calls() {
     c["unflatten"] = [](const std::vector<Tensor>& x, const Args&) {
       return unflatten(x[0], 2, {2, 2});
     };
+    // Ordering ops: values and indices are separate cases ("sort_values", "sort_indices").
+    auto pair_op = [&](const std::string& name,
+                       std::function<detail::TensorPair(const Tensor&, const Args&)> f) {
+      c[name + "_values"] = [f](const std::vector<Tensor>& x, const Args& a) {
+        return std::get<0>(f(x[0], a));
+      };
+      c[name + "_indices"] = [f](const std::vector<Tensor>& x, const Args& a) {
+        return std::get<1>(f(x[0], a));
+      };
+    };
+    pair_op("sort", [](const Tensor& x, const Args& a) {
+      return sort(x, -1, num(a, "descending", 0) != 0, true);
+    });
+    pair_op("topk", [](const Tensor& x, const Args& a) {
+      return topk(x, static_cast<int64_t>(num(a, "k", 1)), -1, num(a, "largest", 1) != 0);
+    });
+    pair_op("kthvalue", [](const Tensor& x, const Args& a) {
+      return kthvalue(x, static_cast<int64_t>(num(a, "k", 1)));
+    });
+    pair_op("median", [](const Tensor& x, const Args& a) {
+      return median(x, static_cast<int64_t>(num(a, "dim", 0)));
+    });
+    pair_op("nanmedian", [](const Tensor& x, const Args& a) {
+      return nanmedian(x, static_cast<int64_t>(num(a, "dim", 0)));
+    });
+    c["median"] = [](const std::vector<Tensor>& x, const Args&) { return median(x[0]); };
+    c["nanmedian"] = [](const std::vector<Tensor>& x, const Args&) { return nanmedian(x[0]); };
     c["pairwise_distance"] = [](const std::vector<Tensor>& x, const Args& a) {
       return F::pairwise_distance(x[0], x[1], num(a, "p", 2), 1e-6, num(a, "keepdim", 0) != 0);
     };

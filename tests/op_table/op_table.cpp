@@ -659,7 +659,9 @@ Tensor slice_reference(const OpRow& row, const Tensor& x) {
   if (!row.along_dim) {
     std::vector<double> v = values_of(x);
     if (reduce) return scalar_tensor(row.reduce_ref(v, row.args), {.dtype = kFloat64});
-    return from_vector<double>(row.slice_ref(v, row.args), x.sizes());
+    std::vector<double> m = row.slice_ref(v, row.args);
+    const auto count = static_cast<int64_t>(m.size());
+    return from_vector<double>(m, m.size() == v.size() ? x.sizes() : Shape{count});
   }
   int64_t d = dim_arg(row.args);
   if (d < 0) d += x.dim();
@@ -683,7 +685,10 @@ Tensor slice_reference(const OpRow& row, const Tensor& x) {
     }
   }
   if (reduce) return from_vector<double>(out, reduced);
-  return from_vector<double>(out, moved.sizes()).permute(inverse).contiguous();
+  // A map may give another count per slice (topk's k): the same count for every slice.
+  Shape mapped = moved.sizes();
+  if (slices > 0) mapped.back() = static_cast<int64_t>(out.size()) / slices;
+  return from_vector<double>(out, mapped).permute(inverse).contiguous();
 }
 
 // The element-wise reference: the inputs broadcast, the scalar formula per element.
@@ -723,7 +728,7 @@ const std::vector<OpRow>& rows() {
   static const std::vector<OpRow> all = [] {
     std::vector<OpRow> r;
     for (auto part : {elementwise_rows, math_rows, reduction_rows, linear_algebra_rows, nn_rows,
-                      indexing_rows, shape_and_linalg_rows})
+                      indexing_rows, shape_and_linalg_rows, order_rows})
       for (OpRow& row : part()) r.push_back(std::move(row));
     return r;
   }();

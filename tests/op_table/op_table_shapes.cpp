@@ -27,15 +27,6 @@ Tensor product_by_broadcast(const Tensor& a, const Tensor& b) {
   return (a.unsqueeze(-1) * b.unsqueeze(-3)).sum({-2});
 }
 
-OpRow slice_map(std::string name, std::string variant, Call call, SliceRef ref,
-                std::vector<std::vector<Shape>> samples, OpArgs args) {
-  OpRow r = other(std::move(name), std::move(variant), std::move(call), {value()},
-                  std::move(samples), kAll, R::Same, true, std::move(args));
-  r.slice_ref = std::move(ref);
-  r.along_dim = true;
-  return r;
-}
-
 OpRow composite(std::string name, std::string variant, Call call, Call ref,
                 std::vector<InputSpec> inputs, std::vector<std::vector<Shape>> samples,
                 std::vector<DType> dtypes, ResultDtype result = R::Same, bool differentiable = true,

@@ -106,11 +106,24 @@ inline OpRow reduction(std::string name, std::string variant, Call call, ReduceR
   return r;
 }
 
+// A row mapping each slice along args.numbers[0] to values (all dtypes, differentiable, the
+// input's dtype).
+inline OpRow slice_map(std::string name, std::string variant, Call call, SliceRef ref,
+                       std::vector<std::vector<Shape>> samples, OpArgs args) {
+  OpRow r = other(std::move(name), std::move(variant), std::move(call), {value()},
+                  std::move(samples), kAll, ResultDtype::Same, true, std::move(args));
+  r.slice_ref = std::move(ref);
+  r.along_dim = true;
+  return r;
+}
+
 // The rows of the math ops of op_table_math.cpp: trigonometric and error functions,
 // activations, rounding, classification, integer division and bitwise ops, ternary ops.
 std::vector<OpRow> math_rows();
 // The rows of op_table_shapes.cpp: tril/triu, flip, roll, repeat, tile, counts, products on
 // matmul, diagonals and norms.
 std::vector<OpRow> shape_and_linalg_rows();
+// The rows of op_table_order.cpp: sort, argsort, msort, topk, kthvalue, median, nanmedian.
+std::vector<OpRow> order_rows();
 
 }  // namespace ember::op_table

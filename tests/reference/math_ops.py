@@ -212,6 +212,38 @@ def main():
     with_grad("movedim", "", lambda a: torch.movedim(a, 0, 2), img)
     with_grad("unflatten", "", lambda a: torch.unflatten(a, 2, (2, 2)), img)
 
+    # Ordering (stable sorts; NaN above every number, -0.0 equal to 0.0), values and indices.
+    ordered = [3.0, -0.0, float("nan"), 1.0, 0.0, float("-inf"), 1.0, 7.5, float("inf"), -2.0]
+    for desc in (0, 1):
+        sort = lambda a, d=desc: torch.sort(a, descending=bool(d), stable=True)
+        values_only("sort_values", f"descending={desc}", torch.float64, lambda a: sort(a).values, ordered)
+        values_only("sort_indices", f"descending={desc}", torch.float64, lambda a: sort(a).indices, ordered)
+        values_only("sort_indices", f"descending={desc}", torch.int64, lambda a: sort(a).indices,
+                    [3, -1, 3, 0, -1, 2, 3])
+    distinct = [3.0, -0.5, float("nan"), 1.0, float("-inf"), 7.5, float("inf"), -2.0]
+    for largest in (1, 0):
+        top = lambda a, l=largest: torch.topk(a, 3, largest=bool(l))
+        values_only("topk_values", f"k=3 largest={largest}", torch.float64, lambda a: top(a).values, distinct)
+        values_only("topk_indices", f"k=3 largest={largest}", torch.float64, lambda a: top(a).indices, distinct)
+    values_only("kthvalue_values", "k=3", torch.float64, lambda a: torch.kthvalue(a, 3).values, distinct)
+    values_only("kthvalue_indices", "k=3", torch.float64, lambda a: torch.kthvalue(a, 3).indices, distinct)
+    nan_rows = [[1.0, float("nan"), 3.0, float("nan")], [4.0, 1.0, 3.0, 2.0],
+                [float("nan"), 1.0, float("nan"), 2.0], [float("nan")] * 4]
+    for name in ("median", "nanmedian"):
+        fn = getattr(torch, name)
+        values_only(name + "_values", "dim=1", torch.float64, lambda a, f=fn: f(a, 1).values, nan_rows)
+        # (the index PyTorch gives for a row of NaNs only depends on its selection algorithm)
+        values_only(name + "_indices", "dim=1", torch.float64, lambda a, f=fn: f(a, 1).indices,
+                    nan_rows[:3])
+        values_only(name, "", torch.float64, fn, [4.0, 1.0, float("nan"), 2.0])
+        values_only(name, "", torch.float64, fn, [4.0, 1.0, 3.0, 2.0])
+    values_only("median", "", torch.int64, torch.median, [4, 1, 3, 2, 9, 9])
+    with_grad("sort_values", "descending=1", lambda a: torch.sort(a, descending=True).values, SMOOTH)
+    with_grad("topk_values", "k=2 largest=1", lambda a: torch.topk(a, 2).values, x)
+    with_grad("kthvalue_values", "k=2", lambda a: torch.kthvalue(a, 2).values, x)
+    with_grad("median_values", "dim=0", lambda a: torch.median(a, 0).values, x)
+    with_grad("median", "", torch.median, SMOOTH)
+
 
 if __name__ == "__main__":
     main()
