@@ -295,6 +295,15 @@ const std::map<std::string, Fn>& calls() {
     pair_op("nanmedian", [](const Tensor& x, const Args& a) {
       return nanmedian(x, static_cast<int64_t>(num(a, "dim", 0)));
     });
+    pair_op("mode", [](const Tensor& x, const Args& a) {
+      return mode(x, static_cast<int64_t>(num(a, "dim", -1)));
+    });
+    pair_op("cummax", [](const Tensor& x, const Args&) { return cummax(x, 0); });
+    pair_op("cummin", [](const Tensor& x, const Args&) { return cummin(x, 0); });
+    c["cumprod"] = [](const std::vector<Tensor>& x, const Args&) { return cumprod(x[0], 0); };
+    c["logcumsumexp"] = [](const std::vector<Tensor>& x, const Args&) {
+      return logcumsumexp(x[0], 0);
+    };
     c["median"] = [](const std::vector<Tensor>& x, const Args&) { return median(x[0]); };
     c["nanmedian"] = [](const std::vector<Tensor>& x, const Args&) { return nanmedian(x[0]); };
     c["pairwise_distance"] = [](const std::vector<Tensor>& x, const Args& a) {

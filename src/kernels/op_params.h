@@ -9,6 +9,8 @@
 namespace ember {
 
 enum class ReduceOp { Sum, Prod, Max, Min, ArgMax, ArgMin };
+// Scans along a dim: cumsum, cumprod, cummax, cummin, logcumsumexp (kernels/scan_ops.h).
+enum class ScanOp { Sum, Prod, Max, Min, LogSumExp };
 
 enum class RandomKind { Uniform, Normal, RandInt };
 

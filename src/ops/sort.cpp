@@ -1,5 +1,5 @@
-// ops/sort.cpp: ordering along a dim -- sort, argsort, msort, topk, kthvalue, median, nanmedian
-// -- on the backend's sort and topk (always stable: equal elements keep their order, so
+// ops/sort.cpp: ordering along a dim -- sort, argsort, msort, topk, kthvalue, median, nanmedian,
+// mode -- on the backend's sort and topk (always stable: equal elements keep their order, so
 // `stable` only names PyTorch's flag). NaN orders above every number (last ascending, first
 // descending), as PyTorch. Each picks elements of x, so its gradient puts the output's gradient
 // back at the picked indices.
@@ -106,13 +106,15 @@ detail::TensorPair kthvalue(const Tensor& x, int64_t k, int64_t dim, bool keepdi
 
 namespace {
 
-// The lower median along d: with `ignore_nan`, of the numbers only (NaN when all are NaN);
-// otherwise NaN (the first of them) when a NaN is there.
-detail::TensorPair median_along(const char* op, const char* node, const Tensor& x, int64_t dim,
-                                bool keepdim, bool ignore_nan) {
+// One element per slice along d of x sorted ascending: `position(sorted, d, n)` gives its
+// position in each sorted slice ((..., 1, ...), int64); values and indices there, with the
+// gradient put back at the index. `what` names the statistic in the empty-dim error.
+template <class Position>
+detail::TensorPair pick_sorted(const char* op, const char* what, const char* node, const Tensor& x,
+                               int64_t dim, bool keepdim, Position position) {
   const int64_t d = sort_dim(op, x, dim);
   const int64_t n = dim_size(x, d);
-  EMBER_CHECK_KIND(Index, n > 0, "[", op, "] cannot take the median of an empty dimension ", d,
+  EMBER_CHECK_KIND(Index, n > 0, "[", op, "] cannot take the ", what, " of an empty dimension ", d,
                    " (shape ", shape_str(x.sizes()), ")");
   Tensor values, indices;
   {
@@ -122,16 +124,7 @@ detail::TensorPair median_along(const char* op, const char* node, const Tensor& 
       values = sv;
       indices = si;
     } else {
-      Tensor at;  // (..., 1, ...): the position in the sorted rows
-      if (x.is_floating_point()) {
-        Tensor numbers = logical_not(isnan(x)).sum({d}, true);
-        at = ignore_nan ? floor_divide(clamp(numbers - 1, 0), 2)
-                        : where(lt(numbers, n), numbers, full_like(numbers, (n - 1) / 2));
-      } else {
-        Shape s = x.sizes();
-        s[d] = 1;
-        at = full(s, (n - 1) / 2, {.dtype = kInt64, .device = x.device()});
-      }
+      const Tensor at = position(sv, d, n);
       values = sv.gather(d, at);
       indices = si.gather(d, at);
       if (!keepdim) {
@@ -142,6 +135,23 @@ detail::TensorPair median_along(const char* op, const char* node, const Tensor& 
   }
   record_pick(node, x, values, indices, d, !keepdim && x.dim() > 0);
   return {values, indices};
+}
+
+// The lower median along d: with `ignore_nan`, of the numbers only (NaN when all are NaN);
+// otherwise NaN (the first of them) when a NaN is there.
+detail::TensorPair median_along(const char* op, const char* node, const Tensor& x, int64_t dim,
+                                bool keepdim, bool ignore_nan) {
+  return pick_sorted(
+      op, "median", node, x, dim, keepdim, [&](const Tensor& sorted, int64_t d, int64_t n) {
+        if (x.is_floating_point()) {
+          Tensor numbers = logical_not(isnan(x)).sum({d}, true);
+          return ignore_nan ? floor_divide(clamp(numbers - 1, 0), 2)
+                            : where(lt(numbers, n), numbers, full_like(numbers, (n - 1) / 2));
+        }
+        Shape s = sorted.sizes();
+        s[static_cast<size_t>(d)] = 1;
+        return full(s, (n - 1) / 2, {.dtype = kInt64, .device = x.device()});
+      });
 }
 
 // Over all elements: NaN for an empty floating tensor, as PyTorch.
@@ -169,6 +179,28 @@ Tensor nanmedian(const Tensor& x) {
 }
 detail::TensorPair nanmedian(const Tensor& x, int64_t dim, bool keepdim) {
   return median_along("nanmedian", "NanmedianBackward1", x, dim, keepdim, true);
+}
+
+detail::TensorPair mode(const Tensor& x, int64_t dim, bool keepdim) {
+  // Runs of equal values (NaNs one run) in the sorted slices: where each run starts, so each
+  // position's count so far; the first longest run ends at the smallest most frequent value, and
+  // its last element is that value's last position in x (the sort is stable).
+  return pick_sorted(
+      "mode", "mode", "ModeBackward0", x, dim, keepdim,
+      [&](const Tensor& sorted, int64_t d, int64_t n) {
+        Shape along(static_cast<size_t>(x.dim()), 1);
+        along[static_cast<size_t>(d)] = n;
+        const Tensor pos = arange(n, {.dtype = kInt64, .device = x.device()}).reshape(along);
+        const Tensor next = sorted.narrow(d, 1, n - 1), prev = sorted.narrow(d, 0, n - 1);
+        Tensor same = eq(next, prev);
+        if (x.is_floating_point()) same = logical_or(same, logical_and(isnan(next), isnan(prev)));
+        Shape first = x.sizes();
+        first[static_cast<size_t>(d)] = 1;
+        const Tensor starts =
+            cat({ones(first, {.dtype = kBool, .device = x.device()}), logical_not(same)}, d);
+        const Tensor run_start = std::get<0>(cummax(where(starts, pos, 0), d));
+        return argmax(pos - run_start, d, true);
+      });
 }
 
 }  // namespace ember

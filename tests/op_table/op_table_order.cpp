@@ -1,5 +1,5 @@
 // tests/op_table/op_table_order.cpp: the op table's rows of the ordering ops -- sort, argsort,
-// msort, topk, kthvalue, median, nanmedian. References order each slice with std::stable_sort
+// msort, topk, kthvalue, median, nanmedian, mode. References order each slice with std::stable_sort
 // on doubles (equal values keep their order, as ember's sort; integer inputs have many ties, so
 // the index rows check stability). Rows of 300 take the CPU's radix sort and top-k heap, rows of
 // 7 its comparison sort.
@@ -132,6 +132,38 @@ std::vector<OpRow> order_rows() {
           lower_median, by_dim, kNumbers, R::Same, true, along));
     }
   }
+  // mode: integer-valued inputs so that values repeat (the smallest most frequent value and its
+  // last position); on distinct values (the smallest) for gradcheck.
+  const Domain repeats{.lo = -2, .hi = 2, .integers = true};
+  for (bool indices : {false, true}) {
+    OpRow r = reduction(
+        "mode", indices ? "indices" : "",
+        [indices](const std::vector<Tensor>& x, const OpArgs& a) {
+          auto [v, i] = mode(x[0], dim_arg(a), keepdim_arg(a));
+          return indices ? i : v;
+        },
+        [indices](std::span<const double> v, auto&) {
+          double best = 0;
+          size_t best_count = 0, best_at = 0;
+          for (size_t i = 0; i < v.size(); ++i) {
+            size_t count = 0, last = 0;
+            for (size_t j = 0; j < v.size(); ++j)
+              if (v[j] == v[i]) count++, last = j;
+            if (count > best_count || (count == best_count && v[i] < best))
+              best = v[i], best_count = count, best_at = last;
+          }
+          return indices ? static_cast<double>(best_at) : best;
+        },
+        by_dim, kNumbers, indices ? R::Int64 : R::Same, false, indices ? last_keep : dim1, repeats);
+    rows.push_back(r);
+  }
+  rows.push_back(reduction(
+      "mode", "distinct",
+      [](const std::vector<Tensor>& x, const OpArgs& a) {
+        return std::get<0>(mode(x[0], dim_arg(a), keepdim_arg(a)));
+      },
+      [](std::span<const double> v, auto&) { return *std::min_element(v.begin(), v.end()); },
+      by_dim, {kFloat32, kFloat64}, R::Same, true, dim1));
   return rows;
 }
 

@@ -1,10 +1,11 @@
 // tests/op_table/op_table_shapes.cpp: the op table's rows of the shape ops (tril, triu, flip,
-// roll, repeat, tile), counts (count_nonzero, any, all), products on matmul (dot, vdot, mv,
-// outer, addmm, baddbmm, addbmm), diagonals (diag, trace) and norms. References take another
-// path than the op: masks multiplied in, slices reversed or rotated, copies joined with cat,
-// products summed from broadcasts.
+// roll, repeat, tile), scans (cumsum, cumprod, cummax, cummin, logcumsumexp), counts
+// (count_nonzero, any, all), products on matmul (dot, vdot, mv, outer, addmm, baddbmm, addbmm),
+// diagonals (diag, trace) and norms. References take another path than the op: masks multiplied in,
+// slices reversed or rotated, copies joined with cat, products summed from broadcasts.
 #include <algorithm>
 #include <cmath>
+#include <tuple>
 
 #include "op_table/row_builders.h"
 
@@ -103,6 +104,72 @@ std::vector<OpRow> shape_rows() {
   rows.push_back(cumsum_inner);
   OpRow cumsum_last = with_variant(cumsum_inner, "last", {.numbers = {-1}});
   rows.push_back(cumsum_last);
+  // cumprod (near 1, so the long line neither overflows nor vanishes at once), cummax/cummin
+  // (a later equal element takes over: the index rows see integer ties), logcumsumexp.
+  const SliceRef running_product = [](std::span<const double> v, auto&) {
+    std::vector<double> out(v.size());
+    double p = 1;
+    for (size_t i = 0; i < v.size(); ++i) out[i] = p *= v[i];
+    return out;
+  };
+  const Call cumprod_call = [](const std::vector<Tensor>& x, const OpArgs& a) {
+    return cumprod(x[0], dim_arg(a));
+  };
+  for (const auto& [variant, samples, dim] :
+       {std::tuple{"", std::vector<std::vector<Shape>>{{{7}}, {{3, 5}}, {{140000}}}, 0.0},
+        std::tuple{"last", std::vector<std::vector<Shape>>{{{3, 5}}, {{2, 3, 4}}, {{0, 4}}},
+                   -1.0}}) {
+    OpRow r =
+        slice_map("cumprod", variant, cumprod_call, running_product, samples, {.numbers = {dim}});
+    r.result = R::Int64ForIntegers;
+    r.inputs[0].domain = {.lo = -1.3, .hi = 1.3};
+    rows.push_back(r);
+  }
+  for (bool largest : {true, false}) {
+    for (bool indices : {false, true}) {
+      OpRow r = slice_map(
+          largest ? "cummax" : "cummin", indices ? "indices" : "",
+          [largest, indices](const std::vector<Tensor>& x, const OpArgs& a) {
+            auto [v, i] = largest ? cummax(x[0], dim_arg(a)) : cummin(x[0], dim_arg(a));
+            return indices ? i : v;
+          },
+          [largest, indices](std::span<const double> v, auto&) {
+            std::vector<double> out;
+            size_t at = 0;
+            for (size_t i = 0; i < v.size(); ++i) {
+              if (largest ? v[i] >= v[at] : v[i] <= v[at]) at = i;
+              out.push_back(indices ? static_cast<double>(at) : v[at]);
+            }
+            return out;
+          },
+          {{{7}}, {{3, 5}}, {{2, 3, 4}}}, {.numbers = {-1}});
+      if (indices) {
+        r.result = R::Int64;
+        r.differentiable = false;
+      }
+      rows.push_back(r);
+    }
+  }
+  OpRow lcse = slice_map(
+      "logcumsumexp", "",
+      [](const std::vector<Tensor>& x, const OpArgs& a) { return logcumsumexp(x[0], dim_arg(a)); },
+      [](std::span<const double> v, auto&) {
+        std::vector<double> out(v.size());
+        double m = -INFINITY, s = 0;  // running max and the sum of exp(v - m)
+        for (size_t i = 0; i < v.size(); ++i) {
+          const double nm = std::max(m, v[i]);
+          s = s * std::exp(m - nm) + std::exp(v[i] - nm);
+          m = nm;
+          out[i] = m + std::log(s);
+        }
+        return out;
+      },
+      {{{7}}, {{3, 5}}, {{140000}}}, {.numbers = {0}});
+  lcse.dtypes = kFloats;
+  rows.push_back(lcse);
+  OpRow lcse_inner = with_variant(lcse, "last", {.numbers = {-1}});
+  lcse_inner.samples = {{{3, 5}}, {{2, 3, 4}}};
+  rows.push_back(lcse_inner);
   // movedim, swapaxes/swapdims and unflatten: the permutation or shape written out.
   const std::vector<std::vector<Shape>> cube = {{{2, 3, 4}}, {{1, 0, 2}}};
   rows.push_back(composite(

@@ -244,6 +244,30 @@ def main():
     with_grad("median_values", "dim=0", lambda a: torch.median(a, 0).values, x)
     with_grad("median", "", torch.median, SMOOTH)
 
+    # Scans: cumprod's gradient through zeros, cummax/cummin on ties and NaNs, logcumsumexp on
+    # infinities.
+    with_grad("cumprod", "", lambda a: torch.cumprod(a, 0), [2.0, 0.0, 3.0, 0.0, 5.0])
+    with_grad("cumprod", "", lambda a: torch.cumprod(a, 0), [1.5, -2.0, 0.0, 4.0])
+    with_grad("cumprod", "", lambda a: torch.cumprod(a, 0), [0.5, -1.25, 3.0, 0.75])
+    n = float("nan")
+    for name in ("cummax", "cummin"):
+        fn = getattr(torch, name)
+        for dtype, xs in [(torch.float64, [1.0, 1.0, 0.0, 2.0, 2.0, n, 3.0, n, -1.0]),
+                          (torch.int64, [3, 1, 3, 2, 5, 5, -1])]:
+            values_only(name + "_values", "", dtype, lambda a, f=fn: f(a, 0).values, xs)
+            values_only(name + "_indices", "", dtype, lambda a, f=fn: f(a, 0).indices, xs)
+        with_grad(name + "_values", "", lambda a, f=fn: f(a, 0).values, [0.5, 2.0, -1.0, 3.0, 1.0])
+    inf = float("inf")
+    values_only("logcumsumexp", "", torch.float64, lambda a: torch.logcumsumexp(a, 0),
+                [-inf, -inf, 0.0, 700.0, 700.0, inf, 1.0])
+    with_grad("logcumsumexp", "", lambda a: torch.logcumsumexp(a, 0), SMOOTH)
+
+    # mode: the smallest most frequent value and its last position.
+    for dtype, xs in [(torch.float64, [[1.0, 3.0, 3.0, 1.0, 2.0, 2.0, 2.0], [5.0, 5.0, 4.0, 4.0, 4.0, 5.0, 0.0]]),
+                      (torch.int64, [[2, 2, 1, 1, 1, 2], [3, 1, 1, 3, 2, 0]])]:
+        values_only("mode_values", "dim=1", dtype, lambda a: torch.mode(a, 1).values, xs)
+        values_only("mode_indices", "dim=1", dtype, lambda a: torch.mode(a, 1).indices, xs)
+
 
 if __name__ == "__main__":
     main()

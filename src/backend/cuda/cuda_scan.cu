@@ -1,54 +1,66 @@
-// backend/cuda/cuda_scan.cu: cumsum along one dim, one thread per (outer, inner) line scanning it
-// in order (float64 accumulators for the floating dtypes, wrapping integers), so each element's
-// sum has the CPU's order within a line. Long 1-D lines use a single thread: correct, not fast
-// (a block-parallel scan is future work).
+// backend/cuda/cuda_scan.cu: scans along one dim (cumsum, cumprod, logcumsumexp; cummax and
+// cummin with indices), one thread per (outer, inner) line scanning it in order with the combine
+// rules of kernels/scan_ops.h, so each element has the CPU's order within a line. Long 1-D
+// lines use a single thread: correct, not fast (a block-parallel scan is future work).
 #include "backend/cuda/cuda_kernels.h"
 #include "backend/cuda/cuda_loops.cuh"
+#include "kernels/scan_ops.h"
 
 namespace ember::cuda_detail {
 
 namespace {
 
-template <class T>
-using scan_acc_t = std::conditional_t<is_float_v<T>, double, T>;
+using kernels::scan_acc_t;
 
 template <class T>
-__global__ void cumsum_lines(T* y, const T* x, int64_t outer, int64_t n, int64_t inner) {
+__device__ T from_acc(scan_acc_t<T> a) {
+  if constexpr (is_reduced_float_v<T>)
+    return T(static_cast<float>(a));
+  else
+    return static_cast<T>(a);
+}
+
+template <class T>
+__global__ void scan_lines(ScanOp op, T* y, int64_t* at, const T* x, int64_t outer, int64_t n,
+                           int64_t inner) {
   using A = scan_acc_t<T>;
   for (int64_t line = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; line < outer * inner;
        line += int64_t{gridDim.x} * blockDim.x) {
-    int64_t o = line / inner, j = line % inner;
-    A acc = A(0);
-    for (int64_t k = 0; k < n; ++k) {
-      int64_t at = (o * n + k) * inner + j;
-      if constexpr (std::is_integral_v<T>) {
-        using U = std::make_unsigned_t<T>;
-        acc = static_cast<T>(static_cast<U>(acc) + static_cast<U>(x[at]));
-        y[at] = acc;
-      } else if constexpr (is_reduced_float_v<T>) {
-        acc += static_cast<double>(static_cast<float>(x[at]));
-        y[at] = T(static_cast<float>(acc));
-      } else {
-        acc += static_cast<A>(x[at]);
-        y[at] = static_cast<T>(acc);
+    const int64_t base = (line / inner) * n * inner + line % inner;
+    if (op == ScanOp::Max || op == ScanOp::Min) {
+      A best = static_cast<A>(x[base]);
+      int64_t where = 0;
+      for (int64_t k = 0; k < n; ++k) {
+        const A v = static_cast<A>(x[base + k * inner]);
+        if (k > 0 && kernels::scan_takes(op == ScanOp::Max, best, v)) {
+          best = v;
+          where = k;
+        }
+        y[base + k * inner] = from_acc<T>(best);
+        at[base + k * inner] = where;
       }
+      continue;
+    }
+    A acc = kernels::scan_identity<A>(op);
+    for (int64_t k = 0; k < n; ++k) {
+      acc = kernels::scan_combine<A>(op, acc, static_cast<A>(x[base + k * inner]));
+      y[base + k * inner] = from_acc<T>(acc);
     }
   }
 }
 
 }  // namespace
 
-void launch_cumsum(const View& dst, const View& src, int64_t dim) {
+void launch_scan(ScanOp op, const View& dst, const View& indices, const View& src, int64_t dim) {
   int64_t outer = 1, inner = 1, n = src.sizes.empty() ? 1 : src.sizes[dim];
   for (int64_t d = 0; d < dim; ++d) outer *= src.sizes[d];
   for (size_t d = dim + 1; d < src.sizes.size(); ++d) inner *= src.sizes[d];
   if (outer * n * inner == 0) return;
   visit_dtype(src.dtype, [&]<class T>() {
-    if constexpr (!std::is_same_v<T, bool>) {
-      cumsum_lines<T><<<blocks_for(outer * inner), kThreads, 0, current_stream()>>>(
-          static_cast<T*>(dst.data), static_cast<const T*>(src.data), outer, n, inner);
-      EMBER_CUDA_CHECK_LAUNCH("cumsum kernel");
-    }
+    scan_lines<T><<<blocks_for(outer * inner), kThreads, 0, current_stream()>>>(
+        op, static_cast<T*>(dst.data), static_cast<int64_t*>(indices.data),
+        static_cast<const T*>(src.data), outer, n, inner);
+    EMBER_CUDA_CHECK_LAUNCH("scan kernel");
   });
 }
 
