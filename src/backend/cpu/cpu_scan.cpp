@@ -22,8 +22,8 @@ using kernels::scan_identity;
 constexpr int64_t kScanBlock = int64_t{1} << 16;
 
 // y[i] = acc (op) x[0] (op) ... (op) x[i] for one contiguous line of n; returns the last.
-template <class T>
-scan_acc_t<T> scan_line(ScanOp op, T* y, const T* x, int64_t n, scan_acc_t<T> acc) {
+template <ScanOp op, class T>
+scan_acc_t<T> scan_line(T* y, const T* x, int64_t n, scan_acc_t<T> acc) {
   using A = scan_acc_t<T>;
   for (int64_t i = 0; i < n; ++i) {
     acc = scan_combine<A>(op, acc, static_cast<A>(x[i]));
@@ -32,8 +32,8 @@ scan_acc_t<T> scan_line(ScanOp op, T* y, const T* x, int64_t n, scan_acc_t<T> ac
   return acc;
 }
 
-template <class T>
-void scan_long_line(ScanOp op, T* y, const T* x, int64_t n) {
+template <ScanOp op, class T>
+void scan_long_line(T* y, const T* x, int64_t n) {
   using A = scan_acc_t<T>;
   const int64_t blocks = (n + kScanBlock - 1) / kScanBlock;
   std::vector<A> offset(static_cast<size_t>(blocks) + 1, scan_identity<A>(op));
@@ -51,20 +51,20 @@ void scan_long_line(ScanOp op, T* y, const T* x, int64_t n) {
   cpu::parallel_for(blocks, 1, [&](int64_t b0, int64_t b1) {
     for (int64_t b = b0; b < b1; ++b) {
       int64_t i = b * kScanBlock;
-      scan_line(op, y + i, x + i, std::min(kScanBlock, n - i), offset[static_cast<size_t>(b)]);
+      scan_line<op>(y + i, x + i, std::min(kScanBlock, n - i), offset[static_cast<size_t>(b)]);
     }
   });
 }
 
-template <class T>
-void scan_typed(ScanOp op, T* y, const T* x, int64_t outer, int64_t n, int64_t inner) {
+template <ScanOp op, class T>
+void scan_typed(T* y, const T* x, int64_t outer, int64_t n, int64_t inner) {
   using A = scan_acc_t<T>;
   if (inner == 1) {
-    if (outer == 1 && n >= 2 * kScanBlock) return scan_long_line(op, y, x, n);
+    if (outer == 1 && n >= 2 * kScanBlock) return scan_long_line<op>(y, x, n);
     cpu::parallel_for(outer, std::max<int64_t>(1, cpu::kGrainSize / std::max<int64_t>(n, 1)),
                       [&](int64_t r0, int64_t r1) {
                         for (int64_t r = r0; r < r1; ++r)
-                          scan_line(op, y + r * n, x + r * n, n, scan_identity<A>(op));
+                          scan_line<op>(y + r * n, x + r * n, n, scan_identity<A>(op));
                       });
     return;
   }
@@ -126,7 +126,15 @@ void CpuBackend::scan(ScanOp op, const View& dst, const View& indices, const Vie
     } else if constexpr (std::is_same_v<T, bool>) {
       EMBER_CHECK_KIND(DType, false, "[scan] internal: bool is summed and multiplied as int64");
     } else {
-      scan_typed<T>(op, y, x, outer, n, inner);
+      // The op as a template argument, so that each loop compiles to its own combine.
+      switch (op) {
+        case ScanOp::Prod:
+          return scan_typed<ScanOp::Prod, T>(y, x, outer, n, inner);
+        case ScanOp::LogSumExp:
+          return scan_typed<ScanOp::LogSumExp, T>(y, x, outer, n, inner);
+        default:
+          return scan_typed<ScanOp::Sum, T>(y, x, outer, n, inner);
+      }
     }
   });
 }
