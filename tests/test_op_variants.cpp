@@ -34,6 +34,8 @@ class Samples {
     } else if constexpr (std::is_same_v<T, std::optional<Scalar>>) {
       return Scalar(0.5 * pos);  // clamp(min 0.5, max 1.0)
     } else if constexpr (std::is_same_v<T, int64_t> || std::is_same_v<T, std::optional<int64_t>>) {
+      if constexpr (std::is_same_v<T, std::optional<int64_t>>)
+        if (op_.starts_with("unique")) return std::nullopt;  // over all elements
       return T(1);
     } else if constexpr (std::is_same_v<T, bool>) {
       return true;
@@ -62,7 +64,9 @@ class Samples {
       if (op_ == "index_select") return tensor({2, 0}, on).to(kInt64);
       return tensor({{0, 2, 1}, {1, 0, 2}, {2, 1, 0}}, on).to(kInt64);
     }
-    if (op_ == "masked_fill" && pos == 1)
+    if (op_ == "bincount")
+      return pos == 0 ? tensor({0, 2, 2}, on).to(kInt64) : tensor({0.5, 1.0, 2.0}, on);
+    if ((op_ == "masked_fill" || op_ == "masked_select" || op_ == "masked_scatter") && pos == 1)
       return tensor({{1, 0, 0}, {0, 1, 0}, {1, 1, 0}}, on).to(kBool);
     // 2-D operands (mm), 3-D for bmm; values positive (log, sqrt), self and other ascending and
     // descending, so they meet in the middle element (comparisons).
@@ -90,6 +94,11 @@ class Samples {
 ::testing::AssertionResult same(const detail::TensorPair& a, const detail::TensorPair& b) {
   if (auto r = tensor_equal(std::get<0>(a), std::get<0>(b)); !r) return r;
   return tensor_equal(std::get<1>(a), std::get<1>(b));
+}
+::testing::AssertionResult same(const detail::TensorTriple& a, const detail::TensorTriple& b) {
+  if (auto r = tensor_equal(std::get<0>(a), std::get<0>(b)); !r) return r;
+  if (auto r = tensor_equal(std::get<1>(a), std::get<1>(b)); !r) return r;
+  return tensor_equal(std::get<2>(a), std::get<2>(b));
 }
 ::testing::AssertionResult same(const std::vector<Tensor>& a, const std::vector<Tensor>& b) {
   if (a.size() != b.size())

@@ -32,6 +32,24 @@ Tensor pow(const Scalar& base, const Tensor& exponent);
 Tensor where(const Tensor& condition, const Tensor& a, const Tensor& b);
 Tensor where(const Tensor& condition, const Scalar& a, const Tensor& b);
 Tensor where(const Tensor& condition, const Tensor& a, const Scalar& b);
+// where(condition): the coordinates of the true elements, one int64 tensor per dim
+// (nonzero(condition) split by column).
+std::vector<Tensor> where(const Tensor& condition);
+// searchsorted (ops/search.cpp): for each value, the first position in its sorted row (a 1-D
+// sorted_sequence serves all) whose element is >= the value, or > with right (or side
+// "right"); NaN goes past the end. sorter: the int64 order that sorts sorted_sequence.
+Tensor searchsorted(const Tensor& sorted_sequence, const Tensor& input, bool out_int32 = false,
+                    bool right = false, const std::string& side = "",
+                    const Tensor& sorter = Tensor());
+Tensor searchsorted(const Tensor& sorted_sequence, const Scalar& input, bool out_int32 = false,
+                    bool right = false, const std::string& side = "",
+                    const Tensor& sorter = Tensor());
+// bucketize: the bucket of each element among 1-D ascending boundaries (searchsorted's left
+// side: boundaries[i - 1] < x <= boundaries[i]; right: boundaries[i - 1] <= x < boundaries[i]).
+Tensor bucketize(const Tensor& input, const Tensor& boundaries, bool out_int32 = false,
+                 bool right = false);
+Tensor bucketize(const Scalar& input, const Tensor& boundaries, bool out_int32 = false,
+                 bool right = false);
 
 // Operators; compound assignment is the in-place op (x += y is x.add_(y)).
 Tensor operator+(const Tensor& a, const Tensor& b);

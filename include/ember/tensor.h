@@ -50,6 +50,8 @@ struct TensorImpl {
 class Tensor;
 namespace detail {
 using TensorPair = std::tuple<Tensor, Tensor>;  // (values, indices) of max and min over a dim
+// (values, inverse, counts) of unique and unique_consecutive
+using TensorTriple = std::tuple<Tensor, Tensor, Tensor>;
 }  // namespace detail
 namespace cuda {
 class Stream;

@@ -123,7 +123,9 @@ std::vector<OpRow> math_rows();
 // The rows of op_table_shapes.cpp: tril/triu, flip, roll, repeat, tile, counts, products on
 // matmul, diagonals and norms.
 std::vector<OpRow> shape_and_linalg_rows();
-// The rows of op_table_order.cpp: sort, argsort, msort, topk, kthvalue, median, nanmedian.
+// The rows of op_table_order.cpp: sort, argsort, msort, topk, kthvalue, median, nanmedian, mode,
+// searchsorted, bucketize, nonzero, argwhere, masked_select, masked_scatter, bincount, histc,
+// unique, unique_consecutive.
 std::vector<OpRow> order_rows();
 
 }  // namespace ember::op_table

@@ -268,6 +268,31 @@ def main():
         values_only("mode_values", "dim=1", dtype, lambda a: torch.mode(a, 1).values, xs)
         values_only("mode_indices", "dim=1", dtype, lambda a: torch.mode(a, 1).indices, xs)
 
+    # Searching and counting: NaN past the end, both sides, repeated boundaries.
+    seq, vals = [1.0, 2.0, 2.0, 3.0], [n, 2.0, 0.0, 5.0, 2.5, 1.0]
+    values_only("searchsorted", "right=0", torch.float64, lambda a, v: torch.searchsorted(a, v), seq, vals)
+    values_only("searchsorted", "right=1", torch.float64,
+                lambda a, v: torch.searchsorted(a, v, right=True), seq, vals)
+    values_only("searchsorted", "right=0", torch.float64, lambda a, v: torch.searchsorted(a, v),
+                [[1.0, 3.0, 5.0], [2.0, 4.0, 6.0]], [[3.0, 6.0], [3.0, 6.0]])
+    values_only("bucketize", "right=1", torch.float64,
+                lambda x, b: torch.bucketize(x, b, right=True), vals, seq)
+    values_only("bucketize", "right=0", torch.int64, lambda x, b: torch.bucketize(x, b), [0, 1, 2, 7], [1, 2, 5])
+    for part, name in [(0, "values"), (1, "inverse"), (2, "counts")]:
+        values_only("unique_" + name, "", torch.int64,
+                    lambda a, p=part: torch.unique(a, return_inverse=True, return_counts=True)[p],
+                    [[3, 1, 3], [2, 1, 7]])
+        values_only("unique_consecutive_" + name, "", torch.int64,
+                    lambda a, p=part: torch.unique_consecutive(a, return_inverse=True, return_counts=True)[p],
+                    [1, 1, 2, 2, 3, 1, 1, 2])
+    values_only("histc", "bins=4", torch.float64, lambda a: torch.histc(a, bins=4), [1.0, 2.0, 3.0])
+    values_only("histc", "bins=4", torch.float64, lambda a: torch.histc(a, bins=4), [1.0, 1.0])
+    values_only("histc", "bins=4 min=0 max=4", torch.float64, lambda a: torch.histc(a, 4, 0, 4),
+                [1.0, 2.0, 1.0, 4.0, 5.0, -1.0, 0.0])
+    values_only("bincount", "minlength=6", torch.int64, lambda a: torch.bincount(a, minlength=6), [0, 3, 3, 1])
+    values_only("bincount", "weights=1", torch.float64, lambda w: torch.bincount(torch.tensor([0, 3, 3, 1]), w), [0.5, 1.5, -2.0, 4.0])
+    values_only("nonzero", "", torch.float64, torch.nonzero, [[0.0, 1.5, 0.0], [n, 0.0, -2.0]])
+
 
 if __name__ == "__main__":
     main()
