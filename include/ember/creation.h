@@ -111,6 +111,17 @@ Tensor randperm(int64_t n, const TensorOptions& options = {}, Generator* gen = n
 // In place: uniform in [from, to) and normal(mean, std).
 Tensor& uniform_(Tensor& t, double from = 0, double to = 1, Generator* gen = nullptr);
 Tensor& normal_(Tensor& t, double mean = 0, double std = 1, Generator* gen = nullptr);
+// bernoulli: 1 with the probability in each element of probs (or p), else 0, in the input's
+// dtype; bernoulli_ and exponential_ (-log(1 - u) / lambd) fill t in place.
+Tensor bernoulli(const Tensor& probs, Generator* gen = nullptr);
+Tensor bernoulli(const Tensor& x, double p, Generator* gen = nullptr);
+Tensor& bernoulli_(Tensor& t, double p = 0.5, Generator* gen = nullptr);
+Tensor& bernoulli_(Tensor& t, const Tensor& p, Generator* gen = nullptr);
+Tensor& exponential_(Tensor& t, double lambd = 1, Generator* gen = nullptr);
+// multinomial: num_samples category indices (int64) per row of non-negative weights input (1-D
+// or 2-D, not necessarily summing to 1), with or without replacement.
+Tensor multinomial(const Tensor& input, int64_t num_samples, bool replacement = false,
+                   Generator* gen = nullptr);
 
 template <class T>
 Tensor from_vector(const std::vector<T>& values, std::optional<Shape> shape,

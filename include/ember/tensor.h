@@ -48,6 +48,7 @@ struct TensorImpl {
 };
 
 class Tensor;
+class Generator;
 namespace detail {
 using TensorPair = std::tuple<Tensor, Tensor>;  // (values, indices) of max and min over a dim
 // (values, inverse, counts) of unique and unique_consecutive
@@ -186,6 +187,12 @@ class Tensor {
   // that stream's work queued so far has finished. CUDA tensors only.
   void record_stream(const cuda::Stream& stream) const;
   Tensor& copy_(const Tensor& src, bool non_blocking = false);
+  // Random fills in place and multinomial draws (ops/distributions.cpp, ember/creation.h).
+  Tensor& uniform_(double from = 0, double to = 1, Generator* gen = nullptr);
+  Tensor& normal_(double mean = 0, double std = 1, Generator* gen = nullptr);
+  Tensor& bernoulli_(double p = 0.5, Generator* gen = nullptr);
+  Tensor& exponential_(double lambd = 1, Generator* gen = nullptr);
+  Tensor multinomial(int64_t num_samples, bool replacement = false, Generator* gen = nullptr) const;
 
   // --- views (share storage)
   Tensor view(const Shape& shape) const;

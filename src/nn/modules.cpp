@@ -313,4 +313,20 @@ std::string Dropout2dImpl::extra_repr() const {
   return "p=" + fmt_double(p) + ", inplace=False";
 }
 
+#define EMBER_DROPOUT_MODULE(Name, fn)                                                          \
+  Name##Impl::Name##Impl(double p) : Module(#Name), p(p) {                                      \
+    EMBER_CHECK_KIND(Value, p >= 0 && p <= 1,                                                   \
+                     "[" #Name "] dropout probability has to be between 0 and 1, but got ", p); \
+  }                                                                                             \
+  Tensor Name##Impl::forward(const Tensor& input) {                                             \
+    return F::fn(input, p, is_training());                                                      \
+  }                                                                                             \
+  std::string Name##Impl::extra_repr() const {                                                  \
+    return "p=" + fmt_double(p) + ", inplace=False";                                            \
+  }
+EMBER_DROPOUT_MODULE(Dropout1d, dropout1d)
+EMBER_DROPOUT_MODULE(Dropout3d, dropout3d)
+EMBER_DROPOUT_MODULE(AlphaDropout, alpha_dropout)
+#undef EMBER_DROPOUT_MODULE
+
 }  // namespace ember::nn

@@ -76,6 +76,11 @@ Tensor batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor&
 // input: (N, C, H, W), or (N, C, L) as PyTorch reads a 3-D input; zeroes whole channels with
 // probability p while training, scaling the rest by 1 / (1 - p).
 Tensor dropout2d(const Tensor& input, double p = 0.5, bool training = true);
+// (nn/dropouts.cpp) dropout1d: channels of (N, C, L) or (C, L); dropout3d: of (N, C, D, H, W)
+// or (C, D, H, W); alpha_dropout: for SELU networks (keeps mean 0 and variance 1).
+Tensor dropout1d(const Tensor& input, double p = 0.5, bool training = true);
+Tensor dropout3d(const Tensor& input, double p = 0.5, bool training = true);
+Tensor alpha_dropout(const Tensor& x, double p = 0.5, bool training = true);
 
 // --- normalizations (nn/group_norms.cpp). rms_norm: x / sqrt(mean(x^2 over the trailing
 // normalized_shape) + eps) * weight, eps by default the dtype's epsilon. group_norm: input

@@ -1,6 +1,7 @@
 // ember/nn/modules.h: the built-in layers, each an XImpl module with an X holder (as LibTorch):
 // Linear, Sequential, activations, Dropout, Flatten, LayerNorm, Embedding, Identity, and the image
-// layers: Conv2d, MaxPool2d, AvgPool2d, AdaptiveAvgPool2d, BatchNorm1d/2d, Dropout2d.
+// layers: Conv2d, MaxPool2d, AvgPool2d, AdaptiveAvgPool2d, BatchNorm1d/2d, Dropout1d/2d/3d,
+// AlphaDropout.
 #pragma once
 
 #include <optional>
@@ -266,6 +267,35 @@ class Dropout2dImpl : public Module {
   double p;
 };
 EMBER_MODULE(Dropout2d);
+
+// Dropout1d, Dropout3d (whole channels) and AlphaDropout (for SELU), as F::dropout1d,
+// F::dropout3d and F::alpha_dropout while training.
+class Dropout1dImpl : public Module {
+ public:
+  explicit Dropout1dImpl(double p = 0.5);
+  Tensor forward(const Tensor& input) override;  // input: (N, C, L) or (C, L)
+  std::string extra_repr() const override;
+  double p;
+};
+EMBER_MODULE(Dropout1d);
+
+class Dropout3dImpl : public Module {
+ public:
+  explicit Dropout3dImpl(double p = 0.5);
+  Tensor forward(const Tensor& input) override;  // input: (N, C, D, H, W) or (C, D, H, W)
+  std::string extra_repr() const override;
+  double p;
+};
+EMBER_MODULE(Dropout3d);
+
+class AlphaDropoutImpl : public Module {
+ public:
+  explicit AlphaDropoutImpl(double p = 0.5);
+  Tensor forward(const Tensor& input) override;
+  std::string extra_repr() const override;
+  double p;
+};
+EMBER_MODULE(AlphaDropout);
 
 class IdentityImpl : public Module {
  public:
