@@ -326,6 +326,37 @@ const std::map<std::string, Fn>& calls() {
       return bincount(x[0], Tensor(), static_cast<int64_t>(num(a, "minlength", 0)));
     };
     c["nonzero"] = [](const std::vector<Tensor>& x, const Args&) { return nonzero(x[0]); };
+    c["pad"] = [](const std::vector<Tensor>& x, const Args& a) {
+      std::vector<int64_t> amounts;
+      std::istringstream list(a.at("pad"));
+      for (std::string part; std::getline(list, part, ',');) amounts.push_back(std::stoll(part));
+      return F::pad(x[0], amounts, a.at("mode"), num(a, "value", 0));
+    };
+    c["index_add"] = [](const std::vector<Tensor>& x, const Args&) {
+      return index_add(x[0], 1, tensor({2, 0, 2}).to(kInt64).to(x[0].device()), x[1], 2.0);
+    };
+    c["index_copy"] = [](const std::vector<Tensor>& x, const Args&) {
+      return index_copy(x[0], 0, tensor({1, 0}).to(kInt64).to(x[0].device()), x[1]);
+    };
+    c["index_fill"] = [](const std::vector<Tensor>& x, const Args&) {
+      return index_fill(x[0], 1, tensor({0, 2}).to(kInt64).to(x[0].device()), -2.0);
+    };
+    c["index_put"] = [](const std::vector<Tensor>& x, const Args& a) {
+      const TensorOptions i64{.device = x[0].device()};
+      if (num(a, "accumulate", 0) != 0)
+        return index_put(x[0],
+                         {tensor({0, 1, 0}, i64).to(kInt64), tensor({2, 0, 2}, i64).to(kInt64)},
+                         x[1], true);
+      return index_put(x[0], {tensor({1, 0}, i64).to(kInt64)}, x[1]);
+    };
+    c["diagonal"] = [](const std::vector<Tensor>& x, const Args&) {
+      return diagonal(x[0], 1, 1, 2);
+    };
+    c["cross"] = [](const std::vector<Tensor>& x, const Args&) { return cross(x[0], x[1]); };
+    c["kron"] = [](const std::vector<Tensor>& x, const Args&) { return kron(x[0], x[1]); };
+    c["cdist"] = [](const std::vector<Tensor>& x, const Args& a) {
+      return cdist(x[0], x[1], num(a, "p", 2));
+    };
     pair_op("cummax", [](const Tensor& x, const Args&) { return cummax(x, 0); });
     pair_op("cummin", [](const Tensor& x, const Args&) { return cummin(x, 0); });
     c["cumprod"] = [](const std::vector<Tensor>& x, const Args&) { return cumprod(x[0], 0); };

@@ -35,7 +35,8 @@ class Samples {
       return Scalar(0.5 * pos);  // clamp(min 0.5, max 1.0)
     } else if constexpr (std::is_same_v<T, int64_t> || std::is_same_v<T, std::optional<int64_t>>) {
       if constexpr (std::is_same_v<T, std::optional<int64_t>>)
-        if (op_.starts_with("unique")) return std::nullopt;  // over all elements
+        if (op_.starts_with("unique")) return std::nullopt;     // over all elements
+      if (op_ == "diagonal") return T(pos == 1 ? 1 : pos - 2);  // offset 1 of dims 0 and 1
       return T(1);
     } else if constexpr (std::is_same_v<T, bool>) {
       return true;
@@ -59,6 +60,9 @@ class Samples {
  private:
   Tensor tensor_at(int pos) const {
     TensorOptions on{.device = device_};
+    const bool along_index = op_ == "index_add" || op_ == "index_copy" || op_ == "index_fill";
+    if (along_index && pos == 2) return tensor({2, 0}, on).to(kInt64);
+    if (along_index && pos == 3) return tensor({{1, 2}, {3, 4}, {5, 6}}, on).to(kFloat32);
     const bool indexing = op_ == "index_select" || op_ == "gather" || op_ == "scatter_add";
     if ((indexing && pos == 2) || (op_ == "take_along_dim" && pos == 1)) {
       if (op_ == "index_select") return tensor({2, 0}, on).to(kInt64);

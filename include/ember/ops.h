@@ -35,6 +35,10 @@ Tensor where(const Tensor& condition, const Tensor& a, const Scalar& b);
 // where(condition): the coordinates of the true elements, one int64 tensor per dim
 // (nonzero(condition) split by column).
 std::vector<Tensor> where(const Tensor& condition);
+// index_put (ops/index_update.cpp): self[indices] = values (or += with accumulate), indices
+// int64 (broadcast together, one per leading dim) or bool masks, as PyTorch's advanced indexing.
+Tensor index_put(const Tensor& self, const std::vector<Tensor>& indices, const Tensor& values,
+                 bool accumulate = false);
 // searchsorted (ops/search.cpp): for each value, the first position in its sorted row (a 1-D
 // sorted_sequence serves all) whose element is >= the value, or > with right (or side
 // "right"); NaN goes past the end. sorter: the int64 order that sorts sorted_sequence.

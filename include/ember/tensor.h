@@ -187,6 +187,9 @@ class Tensor {
   // that stream's work queued so far has finished. CUDA tensors only.
   void record_stream(const cuda::Stream& stream) const;
   Tensor& copy_(const Tensor& src, bool non_blocking = false);
+  // self[indices] = values (ember/ops.h's index_put), in place.
+  Tensor& index_put_(const std::vector<Tensor>& indices, const Tensor& values,
+                     bool accumulate = false);
   // Random fills in place and multinomial draws (ops/distributions.cpp, ember/creation.h).
   Tensor& uniform_(double from = 0, double to = 1, Generator* gen = nullptr);
   Tensor& normal_(double mean = 0, double std = 1, Generator* gen = nullptr);

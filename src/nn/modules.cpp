@@ -329,4 +329,22 @@ EMBER_DROPOUT_MODULE(Dropout3d, dropout3d)
 EMBER_DROPOUT_MODULE(AlphaDropout, alpha_dropout)
 #undef EMBER_DROPOUT_MODULE
 
+PadImpl::PadImpl(const char* name, std::vector<int64_t> p, size_t sides, std::string mode,
+                 double value)
+    : Module(name), padding(std::move(p)), mode(std::move(mode)), value(value) {
+  if (padding.size() == 1) padding.assign(sides, padding[0]);
+  EMBER_CHECK_KIND(Shape, padding.size() == sides, "[", name, "] padding takes 1 or ", sides,
+                   " amounts, got ", padding.size());
+}
+Tensor PadImpl::forward(const Tensor& input) {
+  return F::pad(input, padding, mode, value);
+}
+std::string PadImpl::extra_repr() const {
+  std::string s = "(";
+  for (size_t i = 0; i < padding.size(); ++i) s += (i ? ", " : "") + std::to_string(padding[i]);
+  s += ")";
+  if (name() == "ConstantPad2d") s += ", value=" + fmt_double(value);
+  return s;
+}
+
 }  // namespace ember::nn

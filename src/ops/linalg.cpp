@@ -1,6 +1,6 @@
 // ops/linalg.cpp: products built on matmul (dot, vdot, mv, outer, addmm, addbmm, baddbmm),
 // diagonals (diag, trace) and norms (linalg.vector_norm with PyTorch's gradient at zero,
-// linalg.matrix_norm's entry-wise and induced forms, norm).
+// linalg.matrix_norm's entry-wise and induced forms, norm), cross, kron and cdist.
 #include <cmath>
 #include <limits>
 
@@ -168,6 +168,52 @@ Tensor matrix_norm(const Tensor& x, const std::string& ord, const Shape& dims, b
 
 Tensor norm(const Tensor& x, double p, const Shape& dims, bool keepdim) {
   return linalg::vector_norm(x, p, dims, keepdim);
+}
+
+}  // namespace ember
+
+namespace ember {
+
+Tensor cross(const Tensor& a0, const Tensor& b0, int64_t dim) {
+  // 16-bit operands compute in float32 and round once (the differences cancel).
+  if (is_reduced_float(a0.dtype()) || is_reduced_float(b0.dtype())) {
+    const DType out = promote_types(a0.dtype(), b0.dtype());
+    return cross(a0.to(kFloat32), b0.to(kFloat32), dim).to(out);
+  }
+  const Shape shape = broadcast_shape("cross", a0.sizes(), b0.sizes());
+  const Tensor a = a0.expand(shape), b = b0.expand(shape);
+  const int64_t d = wrap_dim("cross", dim, static_cast<int64_t>(shape.size()));
+  EMBER_CHECK_KIND(Shape, shape[static_cast<size_t>(d)] == 3, "[cross] dimension ", d,
+                   " must have length 3, got shape ", shape_str(shape));
+  auto at = [d](const Tensor& t, int64_t i) { return t.narrow(d, i, 1); };
+  return cat({at(a, 1) * at(b, 2) - at(a, 2) * at(b, 1), at(a, 2) * at(b, 0) - at(a, 0) * at(b, 2),
+              at(a, 0) * at(b, 1) - at(a, 1) * at(b, 0)},
+             d);
+}
+
+Tensor kron(const Tensor& a, const Tensor& b) {
+  // Both to one rank (leading 1s), then a's dims interleaved with b's: (a0, 1, a1, 1, ...) *
+  // (1, b0, 1, b1, ...) -> (a0 b0, a1 b1, ...).
+  const int64_t nd = std::max(a.dim(), b.dim());
+  Shape sa(static_cast<size_t>(nd - a.dim()), 1), sb(static_cast<size_t>(nd - b.dim()), 1);
+  sa.insert(sa.end(), a.sizes().begin(), a.sizes().end());
+  sb.insert(sb.end(), b.sizes().begin(), b.sizes().end());
+  Shape ia, ib, out;
+  for (size_t i = 0; i < static_cast<size_t>(nd); ++i) {
+    ia.insert(ia.end(), {sa[i], 1});
+    ib.insert(ib.end(), {1, sb[i]});
+    out.push_back(sa[i] * sb[i]);
+  }
+  return (a.reshape(ia) * b.reshape(ib)).reshape(out);
+}
+
+Tensor cdist(const Tensor& x1, const Tensor& x2, double p) {
+  EMBER_CHECK_KIND(Shape, x1.dim() >= 2 && x2.dim() >= 2 && x1.size(-1) == x2.size(-1),
+                   "[cdist] expects (..., P, M) and (..., R, M) inputs with one M, got ",
+                   shape_str(x1.sizes()), " and ", shape_str(x2.sizes()));
+  EMBER_CHECK_KIND(Value, p >= 0, "[cdist] p must be >= 0, got ", p);
+  // (..., P, 1, M) - (..., 1, R, M): every pair's difference, its p-norm over M.
+  return linalg::vector_norm(x1.unsqueeze(-2) - x2.unsqueeze(-3), p, {-1});
 }
 
 }  // namespace ember

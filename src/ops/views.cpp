@@ -5,6 +5,7 @@
 #include "core/make_tensor.h"
 #include "core/shape.h"
 #include "ember/creation.h"
+#include "ember/ops.h"
 #include "ember/tensor.h"
 
 namespace ember {
@@ -195,6 +196,30 @@ Tensor Tensor::select(int64_t d, int64_t index) const {
   strides.erase(strides.begin() + d);
   return as_view(*this, std::move(sizes), std::move(strides), offset, "SelectBackward0",
                  scatter_back(*this, [d, index](const Tensor& r) { return r.select(d, index); }));
+}
+
+Tensor diagonal(const Tensor& x, int64_t offset, int64_t dim1, int64_t dim2) {
+  EMBER_CHECK_KIND(Shape, x.dim() >= 2, "[diagonal] needs at least 2 dims, got shape ",
+                   shape_str(x.sizes()));
+  const int64_t d1 = wrap_dim("diagonal", dim1, x.dim()), d2 = wrap_dim("diagonal", dim2, x.dim());
+  EMBER_CHECK_KIND(Index, d1 != d2, "[diagonal] dim1 and dim2 cannot be the same dim (", d1, ")");
+  const Shape& sz = x.sizes();
+  const Shape& st = x.strides();
+  const int64_t len = std::max<int64_t>(
+      0, offset >= 0 ? std::min(sz[d1], sz[d2] - offset) : std::min(sz[d1] + offset, sz[d2]));
+  int64_t start = x.storage_offset();
+  if (len > 0) start += offset >= 0 ? offset * st[d2] : -offset * st[d1];
+  Shape sizes, strides;
+  for (int64_t d = 0; d < x.dim(); ++d) {
+    if (d == d1 || d == d2) continue;
+    sizes.push_back(sz[d]);
+    strides.push_back(st[d]);
+  }
+  sizes.push_back(len);
+  strides.push_back(st[d1] + st[d2]);
+  return as_view(
+      x, std::move(sizes), std::move(strides), start, "DiagonalBackward0",
+      scatter_back(x, [offset, d1, d2](const Tensor& r) { return diagonal(r, offset, d1, d2); }));
 }
 
 Tensor Tensor::expand(const Shape& target) const {

@@ -488,9 +488,116 @@ std::vector<OpRow> norm_rows() {
 
 }  // namespace
 
+// The index updates, diagonal views, cross, kron and cdist; references write loops over the
+// elements (index ops) or spell the formula out per element.
+std::vector<OpRow> update_rows() {
+  std::vector<OpRow> rows;
+  // index (int64 below 4) along dim 1 of a (3, 4) self with a (3, 5) source: duplicates add.
+  const auto index_ref = [](int kind) {
+    return [kind](const std::vector<Tensor>& x, auto&) {
+      std::vector<double> self = x[0].contiguous().to_vector<double>();
+      const std::vector<int64_t> idx = x[1].contiguous().to_vector<int64_t>();
+      const std::vector<double> src =
+          kind == 2 ? std::vector<double>{} : x[2].contiguous().to_vector<double>();
+      const int64_t rows = x[0].size(0), cols = x[0].size(1), n = static_cast<int64_t>(idx.size());
+      for (int64_t r = 0; r < rows; ++r)
+        for (int64_t j = 0; j < n; ++j) {
+          double& e = self[static_cast<size_t>(r * cols + idx[static_cast<size_t>(j)])];
+          if (kind == 0) e += 2.0 * src[static_cast<size_t>(r * n + j)];
+          if (kind == 1) e = src[static_cast<size_t>(r * n + j)];
+          if (kind == 2) e = -1.5;
+        }
+      return from_vector<double>(self, x[0].sizes());
+    };
+  };
+  rows.push_back(composite(
+      "index_add", "",
+      [](const std::vector<Tensor>& x, auto&) { return index_add(x[0], 1, x[1], x[2], 2.0); },
+      index_ref(0), {value(), index(4), value()}, {{{3, 4}, {5}, {3, 5}}, {{3, 4}, {0}, {3, 0}}},
+      kNumbers));
+  // index_copy with distinct indices (a permutation's head), as PyTorch asks.
+  rows.push_back(composite(
+      "index_copy", "",
+      [](const std::vector<Tensor>& x, auto&) {
+        return index_copy(x[0], 1, x[1].argsort().narrow(0, 0, 3), x[2]);
+      },
+      [index_ref](const std::vector<Tensor>& x, const OpArgs& a) {
+        return index_ref(1)({x[0], x[1].argsort().narrow(0, 0, 3), x[2]}, a);
+      },
+      {value(), index(100), value()}, {{{3, 4}, {4}, {3, 3}}}, kAll));
+  rows.push_back(composite(
+      "index_fill", "",
+      [](const std::vector<Tensor>& x, auto&) { return index_fill(x[0], 1, x[1], -1.5); },
+      index_ref(2), {value(), index(4)}, {{{3, 4}, {3}}, {{3, 4}, {0}}}, kFloats));
+  // diagonal views, above and below, of the last two dims and of dims (0, 2).
+  for (const auto& [variant, offset, d1, d2] :
+       {std::tuple{"", 0, 0, 1}, std::tuple{"above", 1, -2, -1}, std::tuple{"below", -1, 0, -1}}) {
+    rows.push_back(composite(
+        "diagonal", variant,
+        [offset, d1, d2](const std::vector<Tensor>& x, auto&) {
+          return diagonal(x[0], offset, d1, d2);
+        },
+        [offset, d1, d2](const std::vector<Tensor>& x, auto&) {
+          // The diagonal dims moved last, then the (i, i + offset) elements stacked.
+          const int64_t a = d1 < 0 ? d1 + x[0].dim() : d1, b = d2 < 0 ? d2 + x[0].dim() : d2;
+          const Tensor m = movedim(x[0], Shape{a, b}, Shape{-2, -1});
+          std::vector<Tensor> picks;
+          for (int64_t i = 0; i < m.size(-2); ++i)
+            if (i + offset >= 0 && i + offset < m.size(-1))
+              picks.push_back(m.select(-2, i).select(-1, i + offset));
+          if (picks.empty()) {
+            Shape s = m.sizes();
+            s.pop_back();
+            s.back() = 0;
+            return zeros(s, {.dtype = kFloat64});
+          }
+          return stack(picks, -1);
+        },
+        {value()}, {{{3, 4}}, {{4, 3}}, {{2, 3, 4}}, {{3, 1, 3}}}, kAll));
+  }
+  rows.push_back(composite(
+      "cross", "", [](const std::vector<Tensor>& x, auto&) { return cross(x[0], x[1]); },
+      [](const std::vector<Tensor>& x, auto&) {
+        const Shape shape = broadcast_shapes(x[0].sizes(), x[1].sizes());
+        const Tensor a = x[0].expand(shape), b = x[1].expand(shape);
+        auto c = [](const Tensor& t, int64_t i) { return t.select(-1, i); };
+        return stack({c(a, 1) * c(b, 2) - c(a, 2) * c(b, 1), c(a, 2) * c(b, 0) - c(a, 0) * c(b, 2),
+                      c(a, 0) * c(b, 1) - c(a, 1) * c(b, 0)},
+                     -1);
+      },
+      {value(), value()}, {{{3}, {3}}, {{4, 3}, {4, 3}}, {{2, 1, 3}, {5, 3}}}, kNumbers));
+  rows.push_back(composite(
+      "kron", "", [](const std::vector<Tensor>& x, auto&) { return kron(x[0], x[1]); },
+      [](const std::vector<Tensor>& x, auto&) {
+        // Every (i, j) block of the result is a[i, j] * b.
+        const Tensor a = x[0].dim() == 1 ? x[0].unsqueeze(0) : x[0];
+        const Tensor b = x[1].dim() == 1 ? x[1].unsqueeze(0) : x[1];
+        std::vector<Tensor> block_rows;
+        for (int64_t i = 0; i < a.size(0); ++i) {
+          std::vector<Tensor> blocks;
+          for (int64_t j = 0; j < a.size(1); ++j) blocks.push_back(a.select(0, i).select(0, j) * b);
+          block_rows.push_back(cat(blocks, 1));
+        }
+        Tensor out = cat(block_rows, 0);
+        return x[0].dim() == 1 && x[1].dim() == 1 ? out.squeeze(0) : out;
+      },
+      {value(), value()}, {{{2, 3}, {3, 2}}, {{4}, {3}}, {{1, 2}, {2, 2}}}, kNumbers));
+  for (double p : {2.0, 1.0}) {
+    rows.push_back(composite(
+        "cdist", p == 2 ? "" : "p1",
+        [p](const std::vector<Tensor>& x, auto&) { return cdist(x[0], x[1], p); },
+        [p](const std::vector<Tensor>& x, auto&) {
+          const Tensor d = (x[0].unsqueeze(-2) - x[1].unsqueeze(-3)).abs();
+          return p == 2 ? (d * d).sum({-1}).sqrt() : d.sum({-1});
+        },
+        {value(), value()}, {{{4, 3}, {5, 3}}, {{2, 3, 2}, {2, 4, 2}}}, kFloats));
+  }
+  return rows;
+}
+
 std::vector<OpRow> shape_and_linalg_rows() {
   std::vector<OpRow> rows;
-  for (auto part : {shape_rows, count_rows, product_rows, diagonal_rows, norm_rows})
+  for (auto part : {shape_rows, count_rows, product_rows, diagonal_rows, norm_rows, update_rows})
     for (OpRow& row : part()) rows.push_back(std::move(row));
   return rows;
 }

@@ -293,6 +293,34 @@ def main():
     values_only("bincount", "weights=1", torch.float64, lambda w: torch.bincount(torch.tensor([0, 3, 3, 1]), w), [0.5, 1.5, -2.0, 4.0])
     values_only("nonzero", "", torch.float64, torch.nonzero, [[0.0, 1.5, 0.0], [n, 0.0, -2.0]])
 
+    # Padding, index updates, diagonals, cross, kron, cdist, with gradients.
+    img3 = [[[0.3, -1.2, 2.5, 0.7], [1.1, 0.2, -0.7, 0.4], [0.5, 0.9, -0.3, 1.8]]]
+    with_grad("pad", "mode=constant pad=2,1,1,2 value=0.5", lambda a: F.pad(a, (2, 1, 1, 2), value=0.5), img3)
+    for mode in ("reflect", "replicate", "circular"):  # torch 1.13 pads 2 dims of 3-D/4-D inputs
+        with_grad("pad", f"mode={mode} pad=2,1,1,2",
+                  lambda a, m=mode: F.pad(a.unsqueeze(0), (2, 1, 1, 2), mode=m).squeeze(0), img3)
+    with_grad("pad", "mode=constant pad=-1,2", lambda a: F.pad(a, (-1, 2)), img3)
+    idx = torch.tensor([2, 0, 2])
+    with_grad("index_add", "dim=1 alpha=2", lambda a, s: a.index_add(1, idx, s, alpha=2.0),
+              [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], [[0.5, 1.5, -1.0], [2.0, -0.5, 3.0]])
+    with_grad("index_copy", "dim=0", lambda a, s: a.index_copy(0, torch.tensor([1, 0]), s),
+              [[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]], [[7.0, 8.0], [9.0, 10.0]])
+    with_grad("index_fill", "dim=1 value=-2", lambda a: a.index_fill(1, torch.tensor([0, 2]), -2.0),
+              [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+    rows_i, cols_i = torch.tensor([0, 1, 0]), torch.tensor([2, 0, 2])
+    with_grad("index_put", "accumulate=1", lambda a, v: a.index_put((rows_i, cols_i), v, accumulate=True),
+              [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], [0.5, -1.0, 2.0])
+    with_grad("index_put", "accumulate=0", lambda a, v: a.index_put((torch.tensor([1, 0]),), v),
+              [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], [[7.0, 8.0, 9.0]])
+    with_grad("diagonal", "offset=1 dim1=1 dim2=2", lambda a: torch.diagonal(a, 1, 1, 2), img3)
+    with_grad("cross", "", lambda a, b: torch.cross(a, b, dim=-1), [[1.0, 2.0, 3.0], [0.5, -1.0, 2.0]],
+              [[-2.0, 0.5, 1.0], [3.0, 1.0, -1.5]])
+    with_grad("kron", "", torch.kron, [[1.0, 2.0], [3.0, 4.0]], [[0.5, -1.0, 2.0]])
+    with_grad("cdist", "p=2", lambda a, b: torch.cdist(a, b), [[0.3, -1.2], [1.1, 0.2], [0.5, 0.9]],
+              [[1.0, 0.5], [-0.7, 0.4]])
+    with_grad("cdist", "p=1", lambda a, b: torch.cdist(a, b, p=1.0), [[0.3, -1.2], [1.1, 0.2]],
+              [[1.0, 0.5], [-0.7, 0.4], [0.2, 0.2]])
+
 
 if __name__ == "__main__":
     main()

@@ -81,6 +81,10 @@ Tensor dropout2d(const Tensor& input, double p = 0.5, bool training = true);
 Tensor dropout1d(const Tensor& input, double p = 0.5, bool training = true);
 Tensor dropout3d(const Tensor& input, double p = 0.5, bool training = true);
 Tensor alpha_dropout(const Tensor& x, double p = 0.5, bool training = true);
+// (nn/padding.cpp) pad: (left, right) pairs from the last dim backwards; mode "constant"
+// (value; negative amounts crop), "reflect", "replicate" or "circular".
+Tensor pad(const Tensor& input, const std::vector<int64_t>& pad,
+           const std::string& mode = "constant", double value = 0);
 
 // --- normalizations (nn/group_norms.cpp). rms_norm: x / sqrt(mean(x^2 over the trailing
 // normalized_shape) + eps) * weight, eps by default the dtype's epsilon. group_norm: input

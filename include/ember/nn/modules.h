@@ -1,7 +1,8 @@
 // ember/nn/modules.h: the built-in layers, each an XImpl module with an X holder (as LibTorch):
 // Linear, Sequential, activations, Dropout, Flatten, LayerNorm, Embedding, Identity, and the image
 // layers: Conv2d, MaxPool2d, AvgPool2d, AdaptiveAvgPool2d, BatchNorm1d/2d, Dropout1d/2d/3d,
-// AlphaDropout.
+// AlphaDropout, the padding layers (ZeroPad, ConstantPad, ReflectionPad, ReplicationPad,
+// CircularPad).
 #pragma once
 
 #include <optional>
@@ -296,6 +297,42 @@ class AlphaDropoutImpl : public Module {
   double p;
 };
 EMBER_MODULE(AlphaDropout);
+
+// Padding layers on F::pad: padding is one amount for every side or (left, right[, top,
+// bottom]). The 2d forms pad the last two dims of (N, C, H, W) or (C, H, W), the 1d ones the last.
+class PadImpl : public Module {
+ public:
+  PadImpl(const char* name, std::vector<int64_t> padding, size_t sides, std::string mode,
+          double value = 0);
+  Tensor forward(const Tensor& input) override;
+  std::string extra_repr() const override;
+  std::vector<int64_t> padding;
+  std::string mode;
+  double value;
+};
+#define EMBER_PAD_MODULE(Name, sides, mode)                  \
+  class Name##Impl : public PadImpl {                        \
+   public:                                                   \
+    explicit Name##Impl(std::vector<int64_t> padding)        \
+        : PadImpl(#Name, std::move(padding), sides, mode) {} \
+  };                                                         \
+  EMBER_MODULE(Name)
+EMBER_PAD_MODULE(ZeroPad1d, 2, "constant");
+EMBER_PAD_MODULE(ZeroPad2d, 4, "constant");
+EMBER_PAD_MODULE(ReflectionPad1d, 2, "reflect");
+EMBER_PAD_MODULE(ReflectionPad2d, 4, "reflect");
+EMBER_PAD_MODULE(ReplicationPad1d, 2, "replicate");
+EMBER_PAD_MODULE(ReplicationPad2d, 4, "replicate");
+EMBER_PAD_MODULE(CircularPad1d, 2, "circular");
+EMBER_PAD_MODULE(CircularPad2d, 4, "circular");
+#undef EMBER_PAD_MODULE
+// ConstantPad1d/2d: the value given.
+class ConstantPad2dImpl : public PadImpl {
+ public:
+  ConstantPad2dImpl(std::vector<int64_t> padding, double value)
+      : PadImpl("ConstantPad2d", std::move(padding), 4, "constant", value) {}
+};
+EMBER_MODULE(ConstantPad2d);
 
 class IdentityImpl : public Module {
  public:
