@@ -357,6 +357,20 @@ const std::map<std::string, Fn>& calls() {
     c["cdist"] = [](const std::vector<Tensor>& x, const Args& a) {
       return cdist(x[0], x[1], num(a, "p", 2));
     };
+    c["hardshrink"] = [](const std::vector<Tensor>& x, const Args& a) {
+      return F::hardshrink(x[0], num(a, "lambd", 0.5));
+    };
+    c["softshrink"] = [](const std::vector<Tensor>& x, const Args& a) {
+      return F::softshrink(x[0], num(a, "lambd", 0.5));
+    };
+    c["tanhshrink"] = [](const std::vector<Tensor>& x, const Args&) { return F::tanhshrink(x[0]); };
+    c["threshold"] = [](const std::vector<Tensor>& x, const Args& a) {
+      return F::threshold(x[0], num(a, "threshold", 0), num(a, "value", 0));
+    };
+    c["glu"] = [](const std::vector<Tensor>& x, const Args& a) {
+      return F::glu(x[0], static_cast<int64_t>(num(a, "dim", -1)));
+    };
+    c["prelu"] = [](const std::vector<Tensor>& x, const Args&) { return F::prelu(x[0], x[1]); };
     pair_op("cummax", [](const Tensor& x, const Args&) { return cummax(x, 0); });
     pair_op("cummin", [](const Tensor& x, const Args&) { return cummin(x, 0); });
     c["cumprod"] = [](const std::vector<Tensor>& x, const Args&) { return cumprod(x[0], 0); };

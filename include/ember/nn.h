@@ -1,6 +1,7 @@
 // ember/nn.h: neural-network modules, functional forms, losses and initialisation.
 #pragma once
 
+#include "ember/nn/activations.h"
 #include "ember/nn/functional.h"
 #include "ember/nn/init.h"
 #include "ember/nn/losses.h"

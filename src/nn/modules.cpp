@@ -7,16 +7,11 @@
 #include "ember/nn/functional.h"
 #include "ember/nn/init.h"
 #include "ember/ops.h"
+#include "nn/format.h"
 
 namespace ember::nn {
 
 namespace {
-std::string fmt_double(double v) {
-  std::ostringstream os;
-  os << v;
-  return os.str();
-}
-
 // As PyTorch prints a size pair: "(3, 3)".
 std::string fmt_pair(Size2d s) {
   std::ostringstream os;

@@ -321,6 +321,14 @@ def main():
     with_grad("cdist", "p=1", lambda a, b: torch.cdist(a, b, p=1.0), [[0.3, -1.2], [1.1, 0.2]],
               [[1.0, 0.5], [-0.7, 0.4], [0.2, 0.2]])
 
+    # The activations added with their modules.
+    with_grad("hardshrink", "lambd=0.5", lambda a: F.hardshrink(a, 0.5), SMOOTH)
+    with_grad("softshrink", "lambd=0.5", lambda a: F.softshrink(a, 0.5), SMOOTH)
+    with_grad("tanhshrink", "", F.tanhshrink, SMOOTH)
+    with_grad("threshold", "threshold=0.3 value=-1", lambda a: F.threshold(a, 0.3, -1.0), SMOOTH)
+    with_grad("glu", "dim=1", lambda a: F.glu(a, 1), [[0.3, -1.2, 2.5, 0.7], [1.1, 0.2, -0.7, 0.4]])
+    with_grad("prelu", "", F.prelu, [[[0.3, -1.2], [1.1, -0.2]], [[-0.5, 0.9], [-0.3, 1.8]]], [0.25, -0.5])
+
 
 if __name__ == "__main__":
     main()
