@@ -5,6 +5,7 @@
 // generator (or the one given), and Tensor's in-place forms uniform_, normal_, bernoulli_,
 // exponential_.
 #include <cmath>
+#include <limits>
 
 #include "autograd/function.h"
 #include "ops/op_helpers.h"
@@ -102,7 +103,9 @@ Tensor multinomial(const Tensor& input, int64_t num_samples, bool replacement, G
                      "enough non-negative category to sample): a row has fewer than ",
                      num_samples, " categories of positive weight");
     const Tensor u = 1.0 - rand({rows, categories}, {.dtype = kFloat64, .device = w.device()}, gen);
-    out = std::get<1>(topk(log(u) / w, num_samples, 1));
+    // Zero weights never win, even for u = 1 (log(u) / w would be 0 / 0 there).
+    const double never = -std::numeric_limits<double>::infinity();
+    out = std::get<1>(topk(where(gt(w, 0), log(u) / w, never), num_samples, 1));
   }
   return input.dim() == 1 ? out.squeeze(0) : out;
 }
