@@ -19,7 +19,7 @@ Tensor along(const Tensor& index, int64_t ndim, int64_t d) {
 // Checks index (1-D int64 within x's dim d) and source's shape; returns the wrapped dim.
 int64_t check_index(const char* op, const Tensor& x, int64_t dim, const Tensor& index,
                     const Tensor* source) {
-  const int64_t d = x.dim() == 0 ? (wrap_dim(op, dim, 0), 0) : wrap_dim(op, dim, x.dim());
+  const int64_t d = wrap_dim_of(op, x, dim);
   EMBER_CHECK_KIND(DType, index.dtype() == kInt64, "[", op, "] index must be int64, got ",
                    index.dtype());
   EMBER_CHECK_KIND(Shape, index.dim() <= 1, "[", op, "] index must be 1-D, got shape ",

@@ -50,6 +50,15 @@ inline bool autocast_lower_all(std::initializer_list<const Tensor*> in, std::vec
   }
   return changed;
 }
+// `dim` wrapped for x; for a 0-dim x, 0 and -1 name the scalar itself (position 0).
+inline int64_t wrap_dim_of(const char* op, const Tensor& x, int64_t dim) {
+  return x.dim() == 0 ? (wrap_dim(op, dim, 0), 0) : wrap_dim(op, dim, x.dim());
+}
+// Records the gradient of `out`, elements of x picked at `indices` along d (sort, topk, the
+// medians, mode, cummax/cummin): the output's gradient put back at the indices (summed where
+// one is picked twice); `squeezed` when out and indices lack dim d (ops/sort.cpp).
+void record_pick(const char* name, const Tensor& x, const Tensor& out, const Tensor& indices,
+                 int64_t d, bool squeezed);
 // Moves 0-dim CPU tensors onto `device` (PyTorch lets CPU scalars mix with GPU tensors).
 Tensor on_device(const Tensor& t, Device device);
 // The common device of op's operands, where 0-dim CPU tensors may go along with any device.

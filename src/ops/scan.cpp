@@ -13,10 +13,6 @@ namespace ember {
 
 namespace {
 
-int64_t scan_dim(const char* op, const Tensor& x, int64_t dim) {
-  return x.dim() == 0 ? (wrap_dim(op, dim, 0), 0) : wrap_dim(op, dim, x.dim());
-}
-
 // The backend scan of contiguous src along d into a new tensor (and the positions for Max/Min).
 Tensor run_scan(ScanOp op, const Tensor& src, int64_t d, Tensor* positions = nullptr) {
   Tensor out = make_tensor(src.sizes(), src.dtype(), src.device());
@@ -43,7 +39,7 @@ struct Accumulated {
 Accumulated accumulate(ScanOp op, const char* name, const Tensor& x0, int64_t dim,
                        std::optional<DType> dtype) {
   const Tensor x = autocast_float32(x0);  // both are on autocast's float32 list
-  const int64_t d = scan_dim(name, x, dim);
+  const int64_t d = wrap_dim_of(name, x, dim);
   const DType to = dtype.value_or(is_floating_point(x.dtype()) ? x.dtype() : kInt64);
   EMBER_CHECK_KIND(DType, to != kBool, "[", name, "] dtype bool cannot hold the result; use int64");
   Tensor src = x.to(to).contiguous();
@@ -96,21 +92,13 @@ namespace {
 
 detail::TensorPair running_best(const char* op, const char* node, ScanOp kind, const Tensor& x,
                                 int64_t dim) {
-  const int64_t d = scan_dim(op, x, dim);
+  const int64_t d = wrap_dim_of(op, x, dim);
   Tensor positions, values;
   {
     NoGradGuard no_grad;
     values = run_scan(kind, x.contiguous(), d, &positions);
   }
-  if (autograd::needs_grad({&x})) {
-    autograd::record(
-        node, {&x}, values,
-        [sizes = x.sizes(), at = autograd::SavedTensor(positions), d](const Tensor& g) {
-          if (sizes.empty()) return std::vector<Tensor>{g};
-          return std::vector<Tensor>{zeros(sizes, {.dtype = g.dtype(), .device = g.device()})
-                                         .scatter_add(d, at.unpack(), g)};
-        });
-  }
+  record_pick(node, x, values, positions, d, false);
   return {values, positions};
 }
 
@@ -127,7 +115,7 @@ Tensor logcumsumexp(const Tensor& x0, int64_t dim) {
   EMBER_CHECK_KIND(DType, x0.is_floating_point(), "[logcumsumexp] takes a floating tensor, got ",
                    x0.dtype(), "; convert it first, e.g. x.to(kFloat32)");
   const Tensor x = autocast_float32(x0).contiguous();
-  const int64_t d = scan_dim("logcumsumexp", x, dim);
+  const int64_t d = wrap_dim_of("logcumsumexp", x, dim);
   Tensor out;
   {
     NoGradGuard no_grad;

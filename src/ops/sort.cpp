@@ -8,13 +8,6 @@
 
 namespace ember {
 
-namespace {
-
-int64_t sort_dim(const char* op, const Tensor& x, int64_t dim) {
-  return x.dim() == 0 ? (wrap_dim(op, dim, 0), 0) : wrap_dim(op, dim, x.dim());
-}
-
-// The gradient of values picked from x at `indices` along d (indices without d when squeezed).
 void record_pick(const char* name, const Tensor& x, const Tensor& out, const Tensor& indices,
                  int64_t d, bool squeezed) {
   if (!autograd::needs_grad({&x})) return;
@@ -29,6 +22,8 @@ void record_pick(const char* name, const Tensor& x, const Tensor& out, const Ten
             zeros(sizes, {.dtype = g.dtype(), .device = g.device()}).scatter_add(d, idx, gi)};
       });
 }
+
+namespace {
 
 // x's dim d as the last of contiguous rows, with outputs of `k` per row (values, indices) in x's
 // layout: the backend's sort (k < 0) or topk.
@@ -56,7 +51,7 @@ int64_t dim_size(const Tensor& x, int64_t d) {
 }  // namespace
 
 detail::TensorPair sort(const Tensor& x, int64_t dim, bool descending, bool /*stable*/) {
-  const int64_t d = sort_dim("sort", x, dim);
+  const int64_t d = wrap_dim_of("sort", x, dim);
   auto [values, indices] = order_rows(x, d, -1, descending);
   record_pick("SortBackward0", x, values, indices, d, false);
   return {values, indices};
@@ -72,7 +67,7 @@ Tensor msort(const Tensor& x) {
 }
 
 detail::TensorPair topk(const Tensor& x, int64_t k, int64_t dim, bool largest, bool /*sorted*/) {
-  const int64_t d = sort_dim("topk", x, dim);
+  const int64_t d = wrap_dim_of("topk", x, dim);
   EMBER_CHECK_KIND(Index, k >= 0 && k <= dim_size(x, d), "[topk] k (", k,
                    ") is out of range for dimension ", d, " of size ", dim_size(x, d), " (shape ",
                    shape_str(x.sizes()), "); k must be in [0, ", dim_size(x, d), "]");
@@ -82,7 +77,7 @@ detail::TensorPair topk(const Tensor& x, int64_t k, int64_t dim, bool largest, b
 }
 
 detail::TensorPair kthvalue(const Tensor& x, int64_t k, int64_t dim, bool keepdim) {
-  const int64_t d = sort_dim("kthvalue", x, dim);
+  const int64_t d = wrap_dim_of("kthvalue", x, dim);
   EMBER_CHECK_KIND(Index, k >= 1 && k <= dim_size(x, d), "[kthvalue] k (", k,
                    ") is out of range for dimension ", d, " of size ", dim_size(x, d), " (shape ",
                    shape_str(x.sizes()), "); k must be in [1, ", dim_size(x, d), "]");
@@ -112,7 +107,7 @@ namespace {
 template <class Position>
 detail::TensorPair pick_sorted(const char* op, const char* what, const char* node, const Tensor& x,
                                int64_t dim, bool keepdim, Position position) {
-  const int64_t d = sort_dim(op, x, dim);
+  const int64_t d = wrap_dim_of(op, x, dim);
   const int64_t n = dim_size(x, d);
   EMBER_CHECK_KIND(Index, n > 0, "[", op, "] cannot take the ", what, " of an empty dimension ", d,
                    " (shape ", shape_str(x.sizes()), ")");
