@@ -26,6 +26,19 @@ TEST_P(IndexUpdateTest, InPlaceFormsAndMasks) {
   EXPECT_TRUE(tensor_equal(x, tensor({{-1.0f, 5.0f, -1.0f}, {7.0f, 6.0f, -1.0f}}, on())));
 }
 
+// A position named twice takes its last copy (PyTorch's CPU order), never the sum of both; the
+// same for index_put without accumulate.
+TEST_P(IndexUpdateTest, DuplicateIndicesCopyTheLastSlice) {
+  Tensor x = zeros({4}, on());
+  Tensor at = tensor({2, 0, 2, 2}, on()).to(kInt64);
+  EXPECT_TRUE(tensor_equal(index_copy(x, 0, at, tensor({1.0f, 2.0f, 3.0f, 4.0f}, on())),
+                           tensor({2.0f, 0.0f, 4.0f, 0.0f}, on())));
+  EXPECT_TRUE(tensor_equal(index_put(x, {at}, tensor({1.0f, 2.0f, 3.0f, 4.0f}, on())),
+                           tensor({2.0f, 0.0f, 4.0f, 0.0f}, on())));
+  EXPECT_TRUE(tensor_equal(index_put(x, {at}, tensor({1.0f, 2.0f, 3.0f, 4.0f}, on()), true),
+                           tensor({2.0f, 0.0f, 8.0f, 0.0f}, on())));
+}
+
 TEST_P(IndexUpdateTest, DiagonalIsAViewAndPadLayersPad) {
   Tensor a = zeros({3, 3}, on());
   diagonal(a).fill_(1);

@@ -2,9 +2,11 @@
 #pragma once
 
 #include "ember/nn/activations.h"
+#include "ember/nn/conv_modules.h"
 #include "ember/nn/functional.h"
 #include "ember/nn/init.h"
 #include "ember/nn/losses.h"
 #include "ember/nn/module.h"
 #include "ember/nn/modules.h"
+#include "ember/nn/norm_modules.h"
 #include "ember/nn/utils.h"

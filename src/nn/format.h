@@ -3,6 +3,9 @@
 
 #include <sstream>
 #include <string>
+#include <vector>
+
+#include "ember/nn_ops.h"
 
 namespace ember::nn {
 
@@ -10,6 +13,28 @@ inline std::string fmt_double(double v) {
   std::ostringstream os;
   os << v;
   return os.str();
+}
+
+inline std::string fmt_bool(bool b) {
+  return b ? "True" : "False";
+}
+
+// A Python tuple of sizes: (3,), (3, 5), (1, 2, 3).
+inline std::string fmt_tuple(const std::vector<int64_t>& v) {
+  std::ostringstream os;
+  os << "(";
+  for (size_t i = 0; i < v.size(); ++i) os << (i ? ", " : "") << v[i];
+  os << (v.size() == 1 ? ",)" : ")");
+  return os.str();
+}
+
+inline std::string fmt_pair(Size2d s) {
+  return fmt_tuple({s.h, s.w});
+}
+
+// A pooling argument as PyTorch prints what it was given: one number when both are the same.
+inline std::string fmt_size(Size2d s) {
+  return s.h == s.w ? std::to_string(s.h) : fmt_pair(s);
 }
 
 }  // namespace ember::nn

@@ -172,11 +172,16 @@ Tensor layer_norm(const Tensor& x_in, const Shape& normalized_shape, const Tenso
   return y;
 }
 
-Tensor embedding(const Tensor& indices, const Tensor& weight, std::optional<int64_t> padding_idx) {
+Tensor embedding(const Tensor& indices, const Tensor& weight, std::optional<int64_t> padding_idx,
+                 std::optional<double> max_norm, double norm_type) {
   EMBER_CHECK_KIND(DType, indices.dtype() == kInt64 || indices.dtype() == kInt32,
                    "[embedding] Expected indices of dtype int64 or int32, got ", indices.dtype());
   EMBER_CHECK_KIND(Shape, weight.dim() == 2, "[embedding] weight must be 2-D, got shape ",
                    shape_str(weight.sizes()));
+  if (max_norm) {
+    Tensor table = weight;
+    embedding_renorm_(table, indices, *max_norm, norm_type);
+  }
   Shape out_shape = indices.sizes();
   out_shape.push_back(weight.size(1));
   Tensor out = index_select(weight, 0, indices.reshape({-1})).view(out_shape);
@@ -184,6 +189,33 @@ Tensor embedding(const Tensor& indices, const Tensor& weight, std::optional<int6
   // The padding row reads as usual but passes no gradient.
   Tensor trainable = (indices != *padding_idx).unsqueeze(-1);
   return where(trainable, out, out.detach());
+}
+
+}  // namespace ember::nn::functional
+
+namespace ember::nn::functional {
+
+Tensor bilinear(const Tensor& x1, const Tensor& x2, const Tensor& weight, const Tensor& bias) {
+  EMBER_CHECK_KIND(Shape, weight.dim() == 3,
+                   "[bilinear] weight must be 3-D (out_features, in1_features, in2_features), got ",
+                   shape_str(weight.sizes()));
+  EMBER_CHECK_KIND(Shape,
+                   x1.dim() >= 1 && x2.dim() >= 1 && x1.size(-1) == weight.size(1) &&
+                       x2.size(-1) == weight.size(2) &&
+                       Shape(x1.sizes().begin(), x1.sizes().end() - 1) ==
+                           Shape(x2.sizes().begin(), x2.sizes().end() - 1),
+                   "[bilinear] input1 ", shape_str(x1.sizes()), " and input2 ",
+                   shape_str(x2.sizes()), " must share their leading dims and end in weight ",
+                   shape_str(weight.sizes()), "'s in1_features and in2_features");
+  const int64_t out = weight.size(0), in1 = weight.size(1), in2 = weight.size(2);
+  Shape lead(x1.sizes().begin(), x1.sizes().end() - 1);
+  // (M, in1) times (in1, out in2) -> (M, out, in2), then the dot with x2 over in2.
+  Tensor t = matmul(x1.reshape({-1, in1}), weight.permute({1, 0, 2}).reshape({in1, out * in2}))
+                 .view({-1, out, in2});
+  Tensor y = (t * x2.reshape({-1, 1, in2})).sum({2});
+  if (bias.defined()) y = y + bias;
+  lead.push_back(out);
+  return y.view(lead);
 }
 
 }  // namespace ember::nn::functional

@@ -72,4 +72,22 @@ Tensor softmin(const Tensor& x, int64_t dim) {
   return softmax(-x, dim);
 }
 
+Tensor local_response_norm(const Tensor& input, int64_t size, double alpha, double beta, double k) {
+  EMBER_CHECK_KIND(Shape, input.dim() >= 3,
+                   "[local_response_norm] Expected 3D or higher dimensionality input (got ",
+                   input.dim(), " dimensions)");
+  EMBER_CHECK(size > 0, "[local_response_norm] size must be positive, got ", size);
+  const int64_t c = input.size(1), before = size / 2, after = (size - 1) / 2;
+  Tensor sq = input * input;
+  Shape pad_shape = input.sizes();
+  const auto opts = TensorOptions{.dtype = input.dtype(), .device = input.device()};
+  pad_shape[1] = before;
+  Tensor lead = zeros(pad_shape, opts);
+  pad_shape[1] = after;
+  Tensor padded = cat({lead, sq, zeros(pad_shape, opts)}, 1);  // (N, C + size - 1, *)
+  Tensor window = padded.narrow(1, 0, c);
+  for (int64_t j = 1; j < size; ++j) window = window + padded.narrow(1, j, c);
+  return input / pow(window * (alpha / static_cast<double>(size)) + k, beta);
+}
+
 }  // namespace ember::nn::functional

@@ -4,30 +4,13 @@
 #include <cmath>
 #include <sstream>
 
+#include "ember/nn/conv_modules.h"
 #include "ember/nn/functional.h"
 #include "ember/nn/init.h"
 #include "ember/ops.h"
 #include "nn/format.h"
 
 namespace ember::nn {
-
-namespace {
-// As PyTorch prints a size pair: "(3, 3)".
-std::string fmt_pair(Size2d s) {
-  std::ostringstream os;
-  os << "(" << s.h << ", " << s.w << ")";
-  return os.str();
-}
-
-// A pooling argument as PyTorch prints what it was given: one number when both are the same.
-std::string fmt_size(Size2d s) {
-  return s.h == s.w ? std::to_string(s.h) : fmt_pair(s);
-}
-
-std::string fmt_bool(bool b) {
-  return b ? "True" : "False";
-}
-}  // namespace
 
 LinearImpl::LinearImpl(int64_t in, int64_t out, bool with_bias)
     : Module("Linear"), in_features(in), out_features(out) {
@@ -135,8 +118,14 @@ std::string LayerNormImpl::extra_repr() const {
          ", elementwise_affine=" + (weight.defined() ? "True" : "False");
 }
 
-EmbeddingImpl::EmbeddingImpl(int64_t num, int64_t dim, std::optional<int64_t> padding)
-    : Module("Embedding"), num_embeddings(num), embedding_dim(dim), padding_idx(padding) {
+EmbeddingImpl::EmbeddingImpl(int64_t num, int64_t dim, std::optional<int64_t> padding,
+                             std::optional<double> max_norm, double norm_type)
+    : Module("Embedding"),
+      num_embeddings(num),
+      embedding_dim(dim),
+      padding_idx(padding),
+      max_norm(max_norm),
+      norm_type(norm_type) {
   if (padding_idx) {
     EMBER_CHECK(*padding_idx >= -num && *padding_idx < num,
                 "[Embedding] padding_idx must be within num_embeddings, got ", *padding_idx);
@@ -149,12 +138,69 @@ EmbeddingImpl::EmbeddingImpl(int64_t num, int64_t dim, std::optional<int64_t> pa
     weight.select(0, *padding_idx).fill_(0);
   }
 }
+EmbeddingBagImpl::EmbeddingBagImpl(int64_t num, int64_t dim, const EmbeddingBagOptions& o)
+    : Module("EmbeddingBag"), num_embeddings(num), embedding_dim(dim), options(o) {
+  if (options.padding_idx) {
+    int64_t& p = *options.padding_idx;
+    EMBER_CHECK(p >= -num && p < num,
+                "[EmbeddingBag] padding_idx must be within num_embeddings, got ", p);
+    if (p < 0) p += num;
+  }
+  weight = register_parameter("weight", empty({num, dim}));
+  init::normal_(weight);
+  if (options.padding_idx) {
+    NoGradGuard no_grad;
+    weight.select(0, *options.padding_idx).fill_(0);
+  }
+}
+Tensor EmbeddingBagImpl::forward(const Tensor& input) {
+  return forward(input, Tensor());
+}
+Tensor EmbeddingBagImpl::forward(const Tensor& input, const Tensor& offsets,
+                                 const Tensor& per_sample_weights) {
+  return F::embedding_bag(input, weight,
+                          {.offsets = offsets,
+                           .mode = options.mode,
+                           .per_sample_weights = per_sample_weights,
+                           .include_last_offset = options.include_last_offset,
+                           .padding_idx = options.padding_idx,
+                           .max_norm = options.max_norm,
+                           .norm_type = options.norm_type});
+}
+std::string EmbeddingBagImpl::extra_repr() const {
+  std::string s = std::to_string(num_embeddings) + ", " + std::to_string(embedding_dim);
+  if (options.max_norm) s += ", max_norm=" + fmt_double(*options.max_norm);
+  s += ", mode='" + options.mode + "'";
+  if (options.padding_idx) s += ", padding_idx=" + std::to_string(*options.padding_idx);
+  return s;
+}
+
+BilinearImpl::BilinearImpl(int64_t in1, int64_t in2, int64_t out, bool with_bias)
+    : Module("Bilinear"), in1_features(in1), in2_features(in2), out_features(out) {
+  EMBER_CHECK(in1 > 0 && in2 > 0 && out >= 0,
+              "[Bilinear] in1_features and in2_features must be positive, got ", in1, " and ", in2);
+  weight = register_parameter("weight", empty({out, in1, in2}));
+  if (with_bias) bias = register_parameter("bias", empty({out}));
+  const double bound = 1.0 / std::sqrt(static_cast<double>(in1));
+  init::uniform_(weight, -bound, bound);
+  if (bias.defined()) init::uniform_(bias, -bound, bound);
+}
+Tensor BilinearImpl::forward(const Tensor& x1, const Tensor& x2) const {
+  return F::bilinear(x1, x2, weight, bias);
+}
+std::string BilinearImpl::extra_repr() const {
+  return "in1_features=" + std::to_string(in1_features) +
+         ", in2_features=" + std::to_string(in2_features) +
+         ", out_features=" + std::to_string(out_features) + ", bias=" + fmt_bool(bias.defined());
+}
+
 Tensor EmbeddingImpl::forward(const Tensor& indices) {
-  return F::embedding(indices, weight, padding_idx);
+  return F::embedding(indices, weight, padding_idx, max_norm, norm_type);
 }
 std::string EmbeddingImpl::extra_repr() const {
   std::string s = std::to_string(num_embeddings) + ", " + std::to_string(embedding_dim);
   if (padding_idx) s += ", padding_idx=" + std::to_string(*padding_idx);
+  if (max_norm) s += ", max_norm=" + fmt_double(*max_norm);
   return s;
 }
 
@@ -173,12 +219,7 @@ Conv2dImpl::Conv2dImpl(int64_t in, int64_t out, Size2d kernel, const Conv2dOptio
 }
 
 void Conv2dImpl::reset_parameters() {
-  init::kaiming_uniform_(weight, std::sqrt(5.0));
-  if (bias.defined()) {
-    int64_t fan_in = weight.size(1) * kernel_size.h * kernel_size.w;
-    double bound = fan_in > 0 ? 1.0 / std::sqrt(static_cast<double>(fan_in)) : 0.0;
-    init::uniform_(bias, -bound, bound);
-  }
+  reset_conv_parameters(weight, bias);
 }
 
 Tensor Conv2dImpl::forward(const Tensor& input) {

@@ -22,6 +22,22 @@ void check_floating(const char* op, const Tensor& t) {
                    "; convert with .to(ember::kFloat32)");
 }
 
+Conv2dGeometry window_geometry(int64_t n, int64_t c, int64_t h, int64_t w, nn::Size2d kernel,
+                               nn::Size2d stride, nn::Size2d pad, nn::Size2d dilation) {
+  return {.batch = n,
+          .channels = c,
+          .height = h,
+          .width = w,
+          .kernel_h = kernel.h,
+          .kernel_w = kernel.w,
+          .stride_h = stride.h,
+          .stride_w = stride.w,
+          .pad_h = pad.h,
+          .pad_w = pad.w,
+          .dilation_h = dilation.h,
+          .dilation_w = dilation.w};
+}
+
 Tensor im2col(const Tensor& image, const Conv2dGeometry& g) {
   Tensor src = image.contiguous();
   Tensor cols = make_tensor({g.batch, g.channels * g.kernel_h * g.kernel_w, g.out_h * g.out_w},
@@ -48,6 +64,17 @@ Tensor unfold(const Tensor& image, const Conv2dGeometry& g) {
   autograd::record("Im2ColBackward0", {&image}, cols,
                    [g](const Tensor& grad) { return std::vector<Tensor>{col2im(grad, g)}; });
   return cols;
+}
+
+Tensor fold(const Tensor& cols, const Conv2dGeometry& g) {
+  Tensor image;
+  {
+    NoGradGuard no_grad;
+    image = col2im(cols, g);
+  }
+  autograd::record("Col2ImBackward0", {&cols}, image,
+                   [g](const Tensor& grad) { return std::vector<Tensor>{im2col(grad, g)}; });
+  return image;
 }
 
 }  // namespace ember::image
@@ -124,20 +151,11 @@ Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias,
   check_conv_args(x, weight, bias, o);
 
   int64_t n = x.size(0), groups = o.groups, out_c = weight.size(0);
-  Conv2dGeometry g{.batch = n,
-                   .channels = x.size(1),
-                   .height = x.size(2),
-                   .width = x.size(3),
-                   .kernel_h = weight.size(2),
-                   .kernel_w = weight.size(3),
-                   .stride_h = o.stride.h,
-                   .stride_w = o.stride.w,
-                   .pad_h = o.padding.h,
-                   .pad_w = o.padding.w,
-                   .dilation_h = o.dilation.h,
-                   .dilation_w = o.dilation.w};
-  g.out_h = (g.height + 2 * g.pad_h - g.dilation_h * (g.kernel_h - 1) - 1) / g.stride_h + 1;
-  g.out_w = (g.width + 2 * g.pad_w - g.dilation_w * (g.kernel_w - 1) - 1) / g.stride_w + 1;
+  Conv2dGeometry g =
+      image::window_geometry(n, x.size(1), x.size(2), x.size(3), {weight.size(2), weight.size(3)},
+                             o.stride, o.padding, o.dilation);
+  g.out_h = image::conv_out_size(g.height, g.kernel_h, g.stride_h, g.pad_h, g.dilation_h);
+  g.out_w = image::conv_out_size(g.width, g.kernel_w, g.stride_w, g.pad_w, g.dilation_w);
   int64_t len = g.out_h * g.out_w, k_group = weight.size(1) * g.kernel_h * g.kernel_w;
 
   Tensor cols, out;

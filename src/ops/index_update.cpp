@@ -1,7 +1,8 @@
 // ops/index_update.cpp: writing along a dim at a list of indices -- index_add, index_copy,
 // index_fill (and their in-place forms) and index_put with a list of index tensors (advanced
-// indexing's assignment, accumulate or not) -- composed of scatter_add, masks and where, so
-// every backend runs them and gradients reach self and source.
+// indexing's assignment, accumulate or not; a position named twice takes the last copy) --
+// composed of sort, scatter_add, masks and where, so every backend runs them and gradients
+// reach self and source.
 #include "autograd/function.h"
 #include "ops/op_helpers.h"
 
@@ -69,7 +70,18 @@ Tensor index_copy(const Tensor& x, int64_t dim, const Tensor& index0, const Tens
   const int64_t d = check_index("index_copy", x, dim, index0, &source);
   if (x.dim() == 0) return source.reshape({}).to(x.dtype());
   const Tensor index = wrapped(on_device(index0, x.device()), x.size(d));
-  const Tensor placed = index_add(zeros_like(x), d, index, source);
+  // A position named more than once takes its last source slice (PyTorch's CPU order): keep
+  // each index's last occurrence, so that the adding below copies.
+  auto [sorted, order] = index.reshape({-1}).sort(0, false, true);
+  const int64_t n = sorted.numel();
+  Tensor unique_index = index, from = source;
+  if (n > 1) {
+    Tensor last = cat({sorted.narrow(0, 1, n - 1) != sorted.narrow(0, 0, n - 1),
+                       ones({1}, {.dtype = kBool, .device = x.device()})});
+    unique_index = sorted.masked_select(last);
+    from = source.index_select(d, order.masked_select(last));
+  }
+  const Tensor placed = index_add(zeros_like(x), d, unique_index, from);
   return where(named_positions(x, d, index), placed, x);
 }
 

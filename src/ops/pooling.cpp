@@ -46,18 +46,8 @@ Conv2dGeometry pool_geometry(const char* op, const Tensor& x, Size2d kernel, Siz
               "] pad should be at most half of effective kernel size, but got pad=(", pad.h, ", ",
               pad.w, "), kernel_size=(", kernel.h, ", ", kernel.w, ") and dilation=(", dilation.h,
               ", ", dilation.w, ")");
-  Conv2dGeometry g{.batch = x.size(0),
-                   .channels = x.size(1),
-                   .height = x.size(2),
-                   .width = x.size(3),
-                   .kernel_h = kernel.h,
-                   .kernel_w = kernel.w,
-                   .stride_h = stride.h,
-                   .stride_w = stride.w,
-                   .pad_h = pad.h,
-                   .pad_w = pad.w,
-                   .dilation_h = dilation.h,
-                   .dilation_w = dilation.w};
+  Conv2dGeometry g = image::window_geometry(x.size(0), x.size(1), x.size(2), x.size(3), kernel,
+                                            stride, pad, dilation);
   g.out_h = pooled_size(g.height, kernel.h, stride.h, pad.h, dilation.h, ceil_mode);
   g.out_w = pooled_size(g.width, kernel.w, stride.w, pad.w, dilation.w, ceil_mode);
   EMBER_CHECK_KIND(Shape, g.out_h >= 1 && g.out_w >= 1, "[", op, "] Given input size: (",

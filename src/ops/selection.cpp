@@ -115,8 +115,8 @@ Tensor bincount(const Tensor& x, const Tensor& weights, int64_t minlength) {
   int64_t size = minlength;
   if (x.numel() > 0) {
     const int64_t lowest = min(idx).item<int64_t>();
-    EMBER_CHECK_KIND(Value, lowest >= 0,
-                     "[bincount] input must be non-negative, got a minimum of ", lowest);
+    EMBER_CHECK_KIND(Value, lowest >= 0, "[bincount] input must be non-negative, got a minimum of ",
+                     lowest);
     size = std::max(size, max(idx).item<int64_t>() + 1);
   }
   if (!weights.defined())

@@ -330,5 +330,103 @@ def main():
     with_grad("prelu", "", F.prelu, [[[0.3, -1.2], [1.1, -0.2]], [[-0.5, 0.9], [-0.3, 1.8]]], [0.25, -0.5])
 
 
+def seq(*shape, step=37, offset=0):
+    """Distinct values (no ties below 101 elements) in [-2, 2), as nested lists of `shape`."""
+    n = 1
+    for d in shape:
+        n *= d
+    v = torch.tensor([((i * step + offset) % 101) / 25.0 - 2.0 for i in range(n)], dtype=torch.float64)
+    return v.reshape(shape).tolist()
+
+
+def layers():
+    """The convolution, pooling, resampling, embedding-bag and normalization layers' functions."""
+    x1d, w1d = seq(1, 2, 6), seq(4, 2, 3, offset=5)
+    with_grad("conv1d", "stride=2 padding=1", lambda x, w, b: F.conv1d(x, w, b, stride=2, padding=1),
+              x1d, w1d, seq(4, offset=9))
+    with_grad("conv1d", "dilation=2 groups=2", lambda x, w: F.conv1d(x, w, dilation=2, groups=2),
+              x1d, seq(2, 1, 2, offset=3))
+    x3d = seq(1, 2, 3, 4, 4)
+    with_grad("conv3d", "stride=1,2,1 padding=1,0,1 dilation=1,1,2",
+              lambda x, w, b: F.conv3d(x, w, b, stride=(1, 2, 1), padding=(1, 0, 1), dilation=(1, 1, 2)),
+              x3d, seq(2, 2, 2, 3, 2, offset=7), seq(2, offset=1))
+    with_grad("conv3d", "groups=2", lambda x, w: F.conv3d(x, w, groups=2), x3d, seq(2, 1, 2, 2, 2, offset=4))
+    x2d = seq(1, 2, 3, 3)
+    with_grad("conv_transpose2d", "stride=2 padding=1 output_padding=1",
+              lambda x, w, b: F.conv_transpose2d(x, w, b, stride=2, padding=1, output_padding=1),
+              x2d, seq(2, 3, 2, 3, offset=11), seq(3, offset=2))
+    with_grad("conv_transpose2d", "groups=2 dilation=2",
+              lambda x, w: F.conv_transpose2d(x, w, groups=2, dilation=2), x2d, seq(2, 1, 3, 3, offset=6))
+    with_grad("conv_transpose1d", "stride=3 padding=1 output_padding=2",
+              lambda x, w, b: F.conv_transpose1d(x, w, b, stride=3, padding=1, output_padding=2),
+              seq(2, 2, 4), seq(2, 3, 3, offset=8), seq(3, offset=4))
+    with_grad("unfold", "kernel=2,3 padding=1 stride=2",
+              lambda x: F.unfold(x, (2, 3), padding=1, stride=2), seq(1, 2, 4, 5))
+    with_grad("fold", "output=3,4 kernel=2", lambda x: F.fold(x, (3, 4), 2), seq(1, 8, 6))
+    with_grad("max_pool1d", "kernel=3 stride=2 padding=1 ceil_mode=1",
+              lambda x: F.max_pool1d(x, 3, 2, 1, ceil_mode=True), seq(1, 2, 8))
+    with_grad("avg_pool1d", "kernel=3 stride=2 padding=1 count_include_pad=0",
+              lambda x: F.avg_pool1d(x, 3, 2, 1, count_include_pad=False), seq(1, 2, 8))
+    with_grad("adaptive_avg_pool1d", "size=3", lambda x: F.adaptive_avg_pool1d(x, 3), seq(1, 2, 7))
+    with_grad("adaptive_max_pool1d", "size=3", lambda x: F.adaptive_max_pool1d(x, 3), seq(1, 2, 7))
+    pair = lambda f: (lambda x: f(x)[0], lambda x: f(x)[1])
+    v, i = pair(lambda x: F.adaptive_max_pool2d(x, (2, 3), return_indices=True))
+    with_grad("adaptive_max_pool2d", "size=2,3", v, seq(1, 2, 5, 7))
+    values_only("adaptive_max_pool2d_indices", "size=2,3", torch.float64, i, seq(1, 2, 5, 7))
+    img = seq(1, 2, 3, 4)
+    for mode, size, extra in [("nearest", (5, 7), {}), ("nearest-exact", (5, 7), {}),
+                              ("bilinear", (5, 7), {}), ("bilinear", (5, 7), {"align_corners": True}),
+                              ("bicubic", (5, 6), {}), ("bicubic", (5, 6), {"align_corners": True}),
+                              ("area", (2, 3), {}), ("bilinear", (2, 3), {})]:
+        args = "mode=%s size=%d,%d" % (mode, *size) + (" align_corners=1" if extra else "")
+        with_grad("interpolate", args,
+                  lambda x, m=mode, s=size, e=extra: F.interpolate(x, size=s, mode=m, **e), img)
+    for mode in ["nearest", "bilinear", "bicubic"]:
+        with_grad("interpolate", "mode=%s scale=1.5,2" % mode,
+                  lambda x, m=mode: F.interpolate(x, scale_factor=(1.5, 2.0), mode=m), img)
+    with_grad("interpolate", "mode=linear size=7", lambda x: F.interpolate(x, size=7, mode="linear"),
+              seq(1, 2, 4))
+    with_grad("interpolate", "mode=linear size=7 align_corners=1",
+              lambda x: F.interpolate(x, size=7, mode="linear", align_corners=True), seq(1, 2, 4))
+    with_grad("interpolate", "mode=trilinear size=3,4,5",
+              lambda x: F.interpolate(x, size=(3, 4, 5), mode="trilinear"), seq(1, 1, 2, 3, 3))
+    with_grad("pixel_shuffle", "r=2", lambda x: F.pixel_shuffle(x, 2), seq(1, 8, 2, 3))
+    with_grad("pixel_unshuffle", "r=2", lambda x: F.pixel_unshuffle(x, 2), seq(1, 2, 4, 6))
+    # torch 1.13's channel_shuffle has no derivative: its definition, checked against it.
+    shuffled = lambda x: x.view(1, 3, 2, 2, 2).transpose(1, 2).reshape(1, 6, 2, 2)
+    assert torch.equal(shuffled(torch.tensor(seq(1, 6, 2, 2))), F.channel_shuffle(torch.tensor(seq(1, 6, 2, 2)), 3))
+    with_grad("channel_shuffle", "groups=3", shuffled, seq(1, 6, 2, 2))
+    # embedding_bag over a (6, 3) table: bags [1, 2], [], [4, 5, 1], [0, 3] of input
+    # [1, 2, 4, 5, 1, 0, 3] (offsets 0 2 2 5), and as a (2, 3) batch of fixed bags.
+    idx = torch.tensor([1, 2, 4, 5, 1, 0, 3])
+    off = torch.tensor([0, 2, 2, 5])
+    table = seq(6, 3)
+    for mode in ["sum", "mean", "max"]:
+        with_grad("embedding_bag", "mode=" + mode,
+                  lambda w, m=mode: F.embedding_bag(idx, w, off, mode=m), table)
+    with_grad("embedding_bag", "mode=mean padding_idx=1",
+              lambda w: F.embedding_bag(idx, w, off, mode="mean", padding_idx=1), table)
+    with_grad("embedding_bag", "mode=max padding_idx=1",
+              lambda w: F.embedding_bag(idx, w, off, mode="max", padding_idx=1), table)
+    with_grad("embedding_bag", "mode=sum per_sample_weights=1",
+              lambda w, p: F.embedding_bag(idx, w, off, mode="sum", per_sample_weights=p), table,
+              seq(7, offset=3))
+    with_grad("embedding_bag", "mode=sum include_last_offset=1",
+              lambda w: F.embedding_bag(idx, w, torch.tensor([0, 2, 2, 5, 7]), mode="sum",
+                                        include_last_offset=True), table)
+    with_grad("embedding_bag", "mode=mean batch=2x3",
+              lambda w: F.embedding_bag(torch.tensor([[1, 2, 4], [5, 1, 0]]), w, mode="mean"), table)
+    with_grad("embedding_bag", "mode=max batch=2x3",
+              lambda w: F.embedding_bag(torch.tensor([[1, 2, 4], [5, 1, 0]]), w, mode="max"), table)
+    with_grad("embedding", "max_norm=1.5",
+              lambda w: F.embedding(torch.tensor([[1, 2], [4, 1]]), w.clone(), max_norm=1.5), table)
+    with_grad("bilinear", "", F.bilinear, seq(3, 2), seq(3, 4, offset=2), seq(5, 2, 4, offset=6),
+              seq(5, offset=1))
+    with_grad("local_response_norm", "size=3", lambda x: F.local_response_norm(x, 3), seq(2, 5, 3))
+    with_grad("local_response_norm", "size=4 alpha=0.1 beta=0.6 k=2",
+              lambda x: F.local_response_norm(x, 4, alpha=0.1, beta=0.6, k=2.0), seq(1, 6, 2, 2))
+
+
 if __name__ == "__main__":
     main()
+    layers()

@@ -63,8 +63,38 @@ Tensor dropout(const Tensor& x, double p = 0.5, bool training = true);
 Tensor layer_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& weight = Tensor(),
                   const Tensor& bias = Tensor(), double eps = 1e-5);
 // indices: int64 (any shape); weight: (num, dim) -> (..., dim)
+// max_norm: each looked-up row whose norm_type-norm exceeds it is first rescaled in place to
+// that norm (PyTorch's embedding_renorm_: by max_norm / (norm + 1e-7)), without autograd.
 Tensor embedding(const Tensor& indices, const Tensor& weight,
-                 std::optional<int64_t> padding_idx = std::nullopt);
+                 std::optional<int64_t> padding_idx = std::nullopt,
+                 std::optional<double> max_norm = std::nullopt, double norm_type = 2.0);
+
+// (nn/embedding_bag.cpp) weight's rows at indices (any shape, int64) whose norm_type-norm exceeds
+// max_norm rescaled in place to max_norm / (norm + 1e-7) of themselves, without autograd.
+Tensor& embedding_renorm_(Tensor& weight, const Tensor& indices, double max_norm,
+                          double norm_type = 2.0);
+// Sums, means or maxima of bags of embeddings: the looked-up rows are added into their bags
+// (one index_add), never laid out as (bags, length, dim) except for "max" with offsets. input: (B,
+// L) int64 (B bags of L), or (M) with offsets (B) int64 giving each bag's start
+// (include_last_offset: (B + 1), the last entry M); weight: (num, dim)
+// -> (B, dim). per_sample_weights (input's shape) scale each entry (mode "sum" only); entries
+// equal to padding_idx are left out (and do not count in a mean); an empty bag gives zeros.
+struct EmbeddingBagFuncOptions {
+  Tensor offsets{};
+  std::string mode = "mean";  // "sum", "mean" or "max"
+  Tensor per_sample_weights{};
+  bool include_last_offset = false;
+  std::optional<int64_t> padding_idx{};
+  std::optional<double> max_norm{};
+  double norm_type = 2.0;
+};
+Tensor embedding_bag(const Tensor& input, const Tensor& weight,
+                     const EmbeddingBagFuncOptions& options = {});
+
+// y = x1^T A x2 + b per output feature. x1: (..., in1), x2: (..., in2), weight: (out, in1, in2),
+// bias: (out) -> (..., out).
+Tensor bilinear(const Tensor& x1, const Tensor& x2, const Tensor& weight,
+                const Tensor& bias = Tensor());
 
 // input: (N, C), (N, C, L) or (N, C, H, W); running_mean, running_var, weight, bias: (C) or
 // undefined. Training normalizes with the batch statistics and, when the running tensors are
@@ -86,6 +116,25 @@ Tensor alpha_dropout(const Tensor& x, double p = 0.5, bool training = true);
 Tensor pad(const Tensor& input, const std::vector<int64_t>& pad,
            const std::string& mode = "constant", double value = 0);
 
+// (nn/resampling.cpp) interpolate: input (N, C, spatial...) with 1 to 3 spatial dims resized to
+// `size` or by `scale_factor` (one number for all dims, or one per dim), PyTorch's coordinate
+// rules: mode "nearest", "nearest-exact", "linear" (3-D input), "bilinear" and "bicubic" (4-D,
+// cubic convolution with A = -0.75, borders replicated), "trilinear" (5-D) or "area" (adaptive
+// average pooling, 3-D and 4-D). align_corners only for the interpolating modes (default false).
+struct InterpolateFuncOptions {
+  std::vector<int64_t> size{};
+  std::vector<double> scale_factor{};
+  std::string mode = "nearest";
+  std::optional<bool> align_corners{};
+  std::optional<bool> recompute_scale_factor{};
+};
+Tensor interpolate(const Tensor& input, const InterpolateFuncOptions& options);
+// pixel_shuffle: (*, C r^2, H, W) -> (*, C, H r, W r); pixel_unshuffle its inverse.
+Tensor pixel_shuffle(const Tensor& input, int64_t upscale_factor);
+Tensor pixel_unshuffle(const Tensor& input, int64_t downscale_factor);
+// (N, C, *) with channels regrouped: (groups, C / groups) read as (C / groups, groups).
+Tensor channel_shuffle(const Tensor& input, int64_t groups);
+
 // --- normalizations (nn/group_norms.cpp). rms_norm: x / sqrt(mean(x^2 over the trailing
 // normalized_shape) + eps) * weight, eps by default the dtype's epsilon. group_norm: input
 // (N, C, *) normalized over each of num_groups channel groups (biased variance), then weight and
@@ -98,6 +147,10 @@ Tensor group_norm(const Tensor& x, int64_t num_groups, const Tensor& weight = Te
 Tensor instance_norm(const Tensor& x, const Tensor& weight = Tensor(),
                      const Tensor& bias = Tensor(), double eps = 1e-5);
 Tensor softmin(const Tensor& x, int64_t dim);
+// input (N, C, *): x / (k + alpha / size * sum of x^2 over `size` neighbouring channels)^beta,
+// the window of channel c from c - size / 2 to c + (size - 1) / 2 (zeros beyond the ends).
+Tensor local_response_norm(const Tensor& input, int64_t size, double alpha = 1e-4,
+                           double beta = 0.75, double k = 1.0);
 
 // --- distances (nn/distances.cpp)
 // x / max(||x||_p over dim, eps).

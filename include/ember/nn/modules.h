@@ -130,17 +130,60 @@ EMBER_MODULE(LayerNorm);
 
 // A lookup table: indices (any shape, int64) -> (..., embedding_dim). weight ~ N(0, 1); the
 // padding_idx row starts at zero and gets no gradient.
+// max_norm: rows looked up are first rescaled in place to at most that norm (F::embedding).
 class EmbeddingImpl : public Module {
  public:
   EmbeddingImpl(int64_t num_embeddings, int64_t embedding_dim,
-                std::optional<int64_t> padding_idx = std::nullopt);
+                std::optional<int64_t> padding_idx = std::nullopt,
+                std::optional<double> max_norm = std::nullopt, double norm_type = 2.0);
   Tensor forward(const Tensor& indices) override;
   std::string extra_repr() const override;
   int64_t num_embeddings, embedding_dim;
   std::optional<int64_t> padding_idx;
+  std::optional<double> max_norm;
+  double norm_type;
   Tensor weight;
 };
 EMBER_MODULE(Embedding);
+
+struct EmbeddingBagOptions {
+  std::string mode = "mean";  // "sum", "mean" or "max"
+  std::optional<double> max_norm{};
+  double norm_type = 2.0;
+  bool include_last_offset = false;
+  std::optional<int64_t> padding_idx{};
+};
+// Bags of embeddings reduced (F::embedding_bag). weight: (num_embeddings, embedding_dim) ~ N(0, 1),
+// the padding_idx row zero.
+class EmbeddingBagImpl : public Module {
+ public:
+  EmbeddingBagImpl(int64_t num_embeddings, int64_t embedding_dim,
+                   const EmbeddingBagOptions& options = {});
+  // input: (B, L), or (M) with offsets (B) -> (B, embedding_dim).
+  Tensor forward(const Tensor& input) override;
+  Tensor forward(const Tensor& input, const Tensor& offsets,
+                 const Tensor& per_sample_weights = Tensor());
+  std::string extra_repr() const override;
+  int64_t num_embeddings, embedding_dim;
+  EmbeddingBagOptions options;
+  Tensor weight;
+};
+EMBER_MODULE_WITH(EmbeddingBag, EmbeddingBag(int64_t num_embeddings, int64_t embedding_dim,
+                                             const EmbeddingBagOptions& options = {})
+                  : ModuleHolder(std::make_shared<EmbeddingBagImpl>(num_embeddings, embedding_dim,
+                                                                    options)){});
+
+// y = x1^T A x2 + b. weight: (out_features, in1_features, in2_features), bias: (out_features),
+// both uniform(+-1/sqrt(in1_features)) as PyTorch.
+class BilinearImpl : public Module {
+ public:
+  BilinearImpl(int64_t in1_features, int64_t in2_features, int64_t out_features, bool bias = true);
+  Tensor forward(const Tensor& x1, const Tensor& x2) const;  // (..., in1), (..., in2) -> (..., out)
+  std::string extra_repr() const override;
+  int64_t in1_features, in2_features, out_features;
+  Tensor weight, bias;
+};
+EMBER_MODULE(Bilinear);
 
 struct Conv2dOptions {
   Size2d stride = 1;
