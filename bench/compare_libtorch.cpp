@@ -368,6 +368,38 @@ int main(int argc, char** argv) {
     rows.push_back({"chain of 10, requires_grad", m.ember, m.torch});
   }
 
+  if (want(opt, "embedding_bag")) {  // (e''') a recommender's embedding-bag step: forward and the
+    // weight's gradient, 2048 bags of 20 indices into a 100000 x 64 table, mode sum
+    constexpr int64_t kRows = 100000, kDim = 64, kBags = 2048, kPer = 20;
+    ember::Tensor w = ember::randn({kRows, kDim}).requires_grad_(true);
+    ember::Tensor idx = ember::randint(0, kRows, {kBags * kPer});
+    ember::Tensor off = ember::arange(0, kBags * kPer, kPer);
+    ember::Tensor up = ember::randn({kBags, kDim});
+    torch::Tensor tw = to_torch(w.detach()).requires_grad_(true);
+    torch::Tensor tidx =
+        torch::from_blob(idx.data_ptr<int64_t>(), {kBags * kPer}, torch::kInt64).clone();
+    torch::Tensor toff = torch::from_blob(off.data_ptr<int64_t>(), {kBags}, torch::kInt64).clone();
+    torch::Tensor tup = to_torch(up);
+    ember::Tensor eout;
+    torch::Tensor tout;
+    Medians m = measure(
+        [&] {
+          w.mutable_grad() = ember::Tensor();
+          eout = ember::nn::F::embedding_bag(idx, w, {.offsets = off, .mode = "sum"});
+          eout.backward(up);
+        },
+        [&] {
+          tw.mutable_grad() = torch::Tensor();
+          tout = torch::nn::functional::embedding_bag(
+              tidx, tw,
+              torch::nn::functional::EmbeddingBagFuncOptions().offsets(toff).mode(torch::kSum));
+          tout.backward(tup);
+        },
+        5, reps);
+    check_close("embedding_bag sums", eout.detach(), tout.detach(), 1e-5, 1e-5);
+    check_close("embedding_bag weight gradient", w.grad(), tw.grad(), 1e-5, 1e-5);
+    rows.push_back({"embedding_bag sum fwd+bwd, 2048 bags x 20 of 100000 x 64", m.ember, m.torch});
+  }
   c10::InferenceMode inference;  // the rest is forward only
 
   if (want(opt,

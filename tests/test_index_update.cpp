@@ -39,6 +39,21 @@ TEST_P(IndexUpdateTest, DuplicateIndicesCopyTheLastSlice) {
                            tensor({2.0f, 0.0f, 8.0f, 0.0f}, on())));
 }
 
+// index_add large enough to be split across threads (by destination rows along dim 0, by outer
+// blocks along dim 1) equals scatter_add with the index written out, which runs the general
+// loop; repeated indices add up.
+TEST_P(IndexUpdateTest, LargeIndexAddMatchesScatterAdd) {
+  Tensor x = randn({300, 200}, on());
+  Tensor rows = randint(0, 300, {5000}, on()), cols = randint(0, 200, {700}, on());
+  Tensor by_rows = randn({5000, 200}, on()), by_cols = randn({300, 700}, on());
+  EXPECT_TRUE(testing::tensor_close(
+      index_add(x, 0, rows, by_rows),
+      scatter_add(x, 0, rows.view({-1, 1}).expand({5000, 200}).contiguous(), by_rows), 1e-5, 1e-5));
+  EXPECT_TRUE(testing::tensor_close(
+      index_add(x, 1, cols, by_cols),
+      scatter_add(x, 1, cols.view({1, -1}).expand({300, 700}).contiguous(), by_cols), 1e-5, 1e-5));
+}
+
 TEST_P(IndexUpdateTest, DiagonalIsAViewAndPadLayersPad) {
   Tensor a = zeros({3, 3}, on());
   diagonal(a).fill_(1);

@@ -218,12 +218,15 @@ std::string UpsampleImpl::extra_repr() const {
   if (!options.size.empty()) {
     s = "size=" +
         (options.size.size() == 1 ? std::to_string(options.size[0]) : fmt_tuple(options.size));
+  } else if (options.scale_factor.size() == 1) {
+    s = "scale_factor=" + fmt_double(options.scale_factor[0]);
   } else {
-    s = "scale_factor=";
+    s = "scale_factor=(";
     for (size_t i = 0; i < options.scale_factor.size(); ++i)
       s += (i ? ", " : "") + fmt_double(options.scale_factor[i]);
+    s += ")";
   }
-  return s + ", mode='" + options.mode + "'";
+  return s + ", mode=" + options.mode;
 }
 
 Tensor PixelShuffleImpl::forward(const Tensor& input) {

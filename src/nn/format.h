@@ -1,4 +1,4 @@
-// nn/format.h: numbers as the modules' extra_repr prints them (C++ stream's shortest form).
+// nn/format.h: numbers and sizes as the modules' extra_repr prints them, in Python's spelling.
 #pragma once
 
 #include <sstream>
@@ -9,10 +9,13 @@
 
 namespace ember::nn {
 
+// As Python prints a float: the shortest form, with ".0" on a whole number ("2.0", "1e-05").
 inline std::string fmt_double(double v) {
   std::ostringstream os;
   os << v;
-  return os.str();
+  std::string s = os.str();
+  if (s.find_first_of(".eEn") == std::string::npos) s += ".0";
+  return s;
 }
 
 inline std::string fmt_bool(bool b) {

@@ -170,7 +170,7 @@ Tensor EmbeddingBagImpl::forward(const Tensor& input, const Tensor& offsets,
 std::string EmbeddingBagImpl::extra_repr() const {
   std::string s = std::to_string(num_embeddings) + ", " + std::to_string(embedding_dim);
   if (options.max_norm) s += ", max_norm=" + fmt_double(*options.max_norm);
-  s += ", mode='" + options.mode + "'";
+  s += ", mode=" + options.mode;
   if (options.padding_idx) s += ", padding_idx=" + std::to_string(*options.padding_idx);
   return s;
 }

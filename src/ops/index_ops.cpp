@@ -115,7 +115,11 @@ Tensor index_select(const Tensor& x, int64_t dim, const Tensor& index0) {
         if (sizes.empty()) return std::vector<Tensor>{r.add_(g.sum())};
         Shape shape(sizes.size(), 1);
         shape[d] = index.numel();
-        return std::vector<Tensor>{r.scatter_add_(d, index.view(shape).expand(g.sizes()), g)};
+        Tensor gc = g.contiguous();
+        if (gc.numel() > 0)  // index was checked in the forward
+          backend_for(r).scatter_add(view_of(r), d, view_of(index.view(shape).expand(gc.sizes())),
+                                     view_of(gc));
+        return std::vector<Tensor>{r};
       });
   return out;
 }

@@ -4,6 +4,7 @@
 // composed of sort, scatter_add, masks and where, so every backend runs them and gradients
 // reach self and source.
 #include "autograd/function.h"
+#include "core/backend.h"
 #include "ops/op_helpers.h"
 
 namespace ember {
@@ -62,8 +63,25 @@ Tensor index_add(const Tensor& x, int64_t dim, const Tensor& index0, const Tenso
   const int64_t d = check_index("index_add", x, dim, index0, &source);
   if (x.dim() == 0) return x + source.reshape({}) * alpha;
   const Tensor index = wrapped(on_device(index0, x.device()), x.size(d));
-  const Tensor src = alpha.to_double() == 1.0 ? source : source * alpha;
-  return scatter_add(x, d, along(index, x.dim(), d).expand(src.sizes()), src.to(x.dtype()));
+  Tensor out;
+  {
+    // The backend's scatter_add with the index broadcast along the other dims (the bounds are
+    // checked on the 1-D index above, not on the broadcast one).
+    NoGradGuard no_grad;
+    const Tensor src =
+        (alpha.to_double() == 1.0 ? source : source * alpha).to(x.dtype()).contiguous();
+    out = x.contiguous().clone();
+    if (src.numel() > 0)
+      backend_for(out).scatter_add(
+          view_of(out), d, view_of(along(index, x.dim(), d).expand(src.sizes())), view_of(src));
+  }
+  autograd::record("IndexAddBackward0", {&x, &source}, out,
+                   [d, index, alpha, src_dtype = source.dtype()](const Tensor& g) {
+                     Tensor picked = g.index_select(d, index);
+                     if (alpha.to_double() != 1.0) picked = picked * alpha;
+                     return std::vector<Tensor>{g, picked.to(src_dtype)};
+                   });
+  return out;
 }
 
 Tensor index_copy(const Tensor& x, int64_t dim, const Tensor& index0, const Tensor& source) {

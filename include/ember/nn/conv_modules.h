@@ -192,12 +192,13 @@ class AdaptiveMaxPool2dImpl : public Module {
  public:
   explicit AdaptiveMaxPool2dImpl(Size2d output_size)
       : Module("AdaptiveMaxPool2d"), output_size(output_size) {}
+  AdaptiveMaxPool2dImpl(int64_t output_h, int64_t output_w)
+      : AdaptiveMaxPool2dImpl(Size2d(output_h, output_w)) {}
   Tensor forward(const Tensor& input) override;
   std::string extra_repr() const override;
   Size2d output_size;
 };
-EMBER_MODULE_WITH(AdaptiveMaxPool2d, AdaptiveMaxPool2d(Size2d output_size)
-                  : ModuleHolder(std::make_shared<AdaptiveMaxPool2dImpl>(output_size)){});
+EMBER_MODULE(AdaptiveMaxPool2d);
 
 // F::interpolate as a layer: size or scale_factor, mode, align_corners.
 class UpsampleImpl : public Module {
