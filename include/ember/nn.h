@@ -7,4 +7,5 @@
 #include "ember/nn/losses.h"
 #include "ember/nn/module.h"
 #include "ember/nn/modules.h"
+#include "ember/nn/rnn.h"
 #include "ember/nn/utils.h"
