@@ -59,7 +59,7 @@ Tensor gru_math(const Tensor& gi_rz, const Tensor& gi_n, const Tensor& gh, const
 // Throws unless t shares the input's dtype and device; what: "h0", "the parameters", ...
 void check_like(const char* op, const Tensor& input, const Tensor& t, const char* what) {
   EMBER_CHECK_KIND(DType, t.dtype() == input.dtype(), "[", op, "] input dtype ", input.dtype(),
-                   " does not match ", what, "' dtype ", t.dtype());
+                   " does not match the dtype of ", what, ", ", t.dtype());
   EMBER_CHECK_KIND(Device, t.device() == input.device(), "[", op, "] input is on ", input.device(),
                    " but ", what, " on ", t.device());
 }
