@@ -7,7 +7,7 @@
 //
 // Usage: ember_vs_libtorch [--threads N] [--repeats R] [--only KEYS]
 //   defaults: hardware threads, 7 repeats, every workload; KEYS is a comma-separated list of
-//   workload keys (train, mlp, cnn, epoch, grad, tiny, sgemm, halfgemm, peak, add, chain, sum,
+//   workload keys (train, mlp, cnn, gru, epoch, grad, tiny, sgemm, halfgemm, peak, add, chain, sum,
 //   cumsum, sort, softmax).
 #include <torch/torch.h>
 
@@ -350,6 +350,37 @@ int main(int argc, char** argv) {
       return 1;
     }
     rows.push_back({"MLP epoch: 60000 in memory, b64", m.ember, m.torch});
+  }
+  if (want(opt, "gru")) {  // (g'') a GRU training step: forward over a sequence and backward, input
+                           // 256, hidden 256, 32 steps, batch 32, one layer
+    constexpr int64_t kIn = 256, kHidden = 256, kSteps = 32, kBatch = 32;
+    auto model = ember::nn::GRU(kIn, kHidden);
+    torch::nn::GRU tmodel(torch::nn::GRUOptions(kIn, kHidden));
+    {
+      torch::NoGradGuard no_grad;
+      auto tparams = tmodel->named_parameters();
+      for (const auto& [name, p] : model->named_parameters())
+        tparams[name].copy_(to_torch(p.detach()));
+    }
+    ember::Tensor X = ember::randn({kSteps, kBatch, kIn}),
+                  W = ember::randn({kSteps, kBatch, kHidden});
+    torch::Tensor tX = to_torch(X), tW = to_torch(W);
+    auto ember_step = [&] {
+      model->zero_grad();
+      auto [y, h] = model(X);
+      (ember::sum(y * W) + ember::sum(h)).backward();
+    };
+    auto torch_step = [&] {
+      tmodel->zero_grad(true);  // to undefined, as ember's
+      auto [y, h] = tmodel->forward(tX);
+      ((y * tW).sum() + h.sum()).backward();
+    };
+    ember_step();
+    torch_step();
+    check_close("GRU step weight_hh grad", model->all_weights[0].w_hh.grad(),
+                tmodel->named_parameters()["weight_hh_l0"].grad(), 1e-3, 1e-4);
+    Medians m = measure(ember_step, torch_step, 10, reps);
+    rows.push_back({"GRU step: 256-256, 32 steps, b32", m.ember, m.torch});
   }
   if (want(opt, "grad")) {  // (a') dispatch with autograd recording: inputs require grad, each op
                             // records a node

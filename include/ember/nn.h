@@ -9,4 +9,5 @@
 #include "ember/nn/module.h"
 #include "ember/nn/modules.h"
 #include "ember/nn/norm_modules.h"
+#include "ember/nn/rnn.h"
 #include "ember/nn/utils.h"
