@@ -54,6 +54,36 @@ TEST_P(IndexUpdateTest, LargeIndexAddMatchesScatterAdd) {
       scatter_add(x, 1, cols.view({1, -1}).expand({300, 700}).contiguous(), by_cols), 1e-5, 1e-5));
 }
 
+// scatter writes src's leading corner when src is larger than index, in place too; the value
+// form; a repeated position takes the last write; the errors name the rule.
+TEST_P(IndexUpdateTest, ScatterFormsAndErrors) {
+  Tensor x = zeros({2, 3}, on());
+  Tensor index = tensor({{2, 0}}, on()).to(kInt64);  // (1, 2) along dim 1
+  Tensor src = tensor({{1.0f, 2.0f, 3.0f}, {4.0f, 5.0f, 6.0f}}, on());
+  EXPECT_TRUE(tensor_equal(scatter(x, 1, index, src),
+                           tensor({{2.0f, 0.0f, 1.0f}, {0.0f, 0.0f, 0.0f}}, on())));
+  EXPECT_TRUE(tensor_equal(scatter(x, 1, index, Scalar(7.0)),
+                           tensor({{7.0f, 0.0f, 7.0f}, {0.0f, 0.0f, 0.0f}}, on())));
+  Tensor twice = tensor({{1, 1}}, on()).to(kInt64);
+  EXPECT_TRUE(tensor_equal(scatter(x, 1, twice, src),
+                           tensor({{0.0f, 2.0f, 0.0f}, {0.0f, 0.0f, 0.0f}}, on())));
+  Tensor& r = x.scatter_reduce_(1, twice, src, "sum", false);
+  EXPECT_TRUE(r.is_same(x));
+  EXPECT_TRUE(tensor_equal(x, tensor({{0.0f, 3.0f, 0.0f}, {0.0f, 0.0f, 0.0f}}, on())));
+  x.scatter_(1, twice, src, "multiply");  // 3 * 1 * 2
+  EXPECT_TRUE(tensor_equal(x, tensor({{0.0f, 6.0f, 0.0f}, {0.0f, 0.0f, 0.0f}}, on())));
+  EXPECT_TRUE(throws_error([&] { (void)scatter(x, 1, tensor({{3}}, on()).to(kInt64), src); },
+                           ErrorKind::Index, {"[scatter]", "index 3 is out of bounds"}));
+  EXPECT_TRUE(throws_error([&] { (void)scatter(x, 1, index, src.to(kFloat64)); }, ErrorKind::DType,
+                           {"[scatter]", "self.dtype to be equal to src.dtype"}));
+  EXPECT_TRUE(throws_error([&] { (void)scatter(x, 1, index.view({2}), src); }, ErrorKind::Shape,
+                           {"[scatter]", "same number of dimensions"}));
+  EXPECT_TRUE(throws_error([&] { (void)scatter_reduce(x, 1, index, src, "max"); }, ErrorKind::Value,
+                           {"[scatter_reduce]", "sum, prod, mean, amax or amin"}));
+  EXPECT_TRUE(throws_error([&] { (void)scatter(x, 1, index, src, "sum"); }, ErrorKind::Value,
+                           {"[scatter]", "add or multiply"}));
+}
+
 TEST_P(IndexUpdateTest, DiagonalIsAViewAndPadLayersPad) {
   Tensor a = zeros({3, 3}, on());
   diagonal(a).fill_(1);

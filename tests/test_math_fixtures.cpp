@@ -244,6 +244,30 @@ void add_layer_calls(std::map<std::string, Fn>& c) {
     return F::embedding(ids, table, std::nullopt, num(a, "max_norm", 0));
   };
   c["bilinear"] = [](X x, const Args&) { return F::bilinear(x[0], x[1], x[2], x[3]); };
+  c["scatter"] = [](X x, const Args& a) {
+    const Device d = x[0].device();
+    Tensor index = a.at("index") == "rows" ? from_vector(std::vector<int64_t>{0, 1, 2, 0, 2, 0, 1, 1},
+                                                    Shape{2, 4}, {.dtype = kInt64, .device = d})
+                   : a.at("index") == "cols"
+                       ? from_vector(std::vector<int64_t>{1, 3, 0}, Shape{3, 1},
+                                     {.dtype = kInt64, .device = d})
+                       : from_vector(std::vector<int64_t>{0, 1, 2, 0, 0, 1, 0, 0, 2, 1, 0, 0},
+                                     Shape{3, 4}, {.dtype = kInt64, .device = d});
+    const int64_t dim = int_arg(a, "dim", 0);
+    if (a.contains("value")) return scatter(x[0], dim, index, Scalar(num(a, "value", 0)));
+    if (a.contains("reduce")) return scatter(x[0], dim, index, x[1], a.at("reduce"));
+    return scatter(x[0], dim, index, x[1]);
+  };
+  c["scatter_reduce"] = [](X x, const Args& a) {
+    const Device d = x[0].device();
+    Tensor index = a.at("index") == "cols2"
+                       ? from_vector(std::vector<int64_t>{0, 0, 3, 1, 2, 1, 3, 3, 3}, Shape{3, 3},
+                                     {.dtype = kInt64, .device = d})
+                       : from_vector(std::vector<int64_t>{0, 1, 2, 0, 0, 1, 0, 0, 2, 1, 0, 0},
+                                     Shape{3, 4}, {.dtype = kInt64, .device = d});
+    return scatter_reduce(x[0], int_arg(a, "dim", 0), index, x[1], a.at("reduce"),
+                          num(a, "include_self", 1) != 0);
+  };
   c["local_response_norm"] = [](X x, const Args& a) {
     return F::local_response_norm(x[0], int_arg(a, "size", 1), num(a, "alpha", 1e-4),
                                   num(a, "beta", 0.75), num(a, "k", 1.0));
@@ -548,8 +572,8 @@ const std::set<std::string> kSignedZeroOps = {"round",    "floor", "ceil",      
                                               "copysign", "atan2", "floor_divide", "nan_to_num"};
 
 const std::set<std::string> kSummingLayerOps = {
-    "conv1d", "conv3d", "conv_transpose1d", "conv_transpose2d", "interpolate", "bilinear",
-    "fold",   "local_response_norm"};
+    "conv1d",   "conv3d", "conv_transpose1d",   "conv_transpose2d", "interpolate",
+    "bilinear", "fold",   "local_response_norm"};
 
 class MathFixtureTest : public testing::DeviceTest {};
 

@@ -47,6 +47,8 @@ class Samples {
     } else if constexpr (std::is_same_v<T, std::optional<DType>>) {
       return kFloat64;
     } else if constexpr (std::is_same_v<T, std::string>) {
+      if (op_ == "scatter") return "add";
+      if (op_ == "scatter_reduce") return "amax";
       return "tanh";
     } else if constexpr (std::is_same_v<T, double> || std::is_same_v<T, std::optional<double>>) {
       return T(0.2);
@@ -63,7 +65,8 @@ class Samples {
     const bool along_index = op_ == "index_add" || op_ == "index_copy" || op_ == "index_fill";
     if (along_index && pos == 2) return tensor({2, 0}, on).to(kInt64);
     if (along_index && pos == 3) return tensor({{1, 2}, {3, 4}, {5, 6}}, on).to(kFloat32);
-    const bool indexing = op_ == "index_select" || op_ == "gather" || op_ == "scatter_add";
+    const bool indexing = op_ == "index_select" || op_ == "gather" || op_ == "scatter_add" ||
+                          op_ == "scatter" || op_ == "scatter_reduce";
     if ((indexing && pos == 2) || (op_ == "take_along_dim" && pos == 1)) {
       if (op_ == "index_select") return tensor({2, 0}, on).to(kInt64);
       return tensor({{0, 2, 1}, {1, 0, 2}, {2, 1, 0}}, on).to(kInt64);

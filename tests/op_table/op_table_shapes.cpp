@@ -525,6 +525,48 @@ std::vector<OpRow> update_rows() {
         return index_ref(1)({x[0], x[1].argsort().narrow(0, 0, 3), x[2]}, a);
       },
       {value(), index(100), value()}, {{{3, 4}, {4}, {3, 3}}}, kAll));
+  // scatter along dim 0 of a (3, 4) self from a (2, 4) src: the plain write with distinct
+  // indices per column (a permutation's head, as PyTorch asks), the reductions with repeats.
+  const auto scatter_ref = [](std::string reduce) {
+    return [reduce](const std::vector<Tensor>& x, auto&) {
+      std::vector<double> self = x[0].contiguous().to_vector<double>(), count(self.size(), 1.0);
+      const std::vector<int64_t> idx = x[1].contiguous().to_vector<int64_t>();
+      const std::vector<double> src = x[2].contiguous().to_vector<double>();
+      const int64_t cols = x[0].size(1), n = x[1].size(0), src_cols = x[2].size(1);
+      for (int64_t i = 0; i < n; ++i)
+        for (int64_t j = 0; j < cols; ++j) {
+          const auto at = static_cast<size_t>(idx[static_cast<size_t>(i * cols + j)] * cols + j);
+          const double v = src[static_cast<size_t>(i * src_cols + j)];
+          double& e = self[at];
+          e = reduce == "assign" ? v
+              : reduce == "prod" ? e * v
+              : reduce == "amax" ? std::max(e, v)
+                                 : e + v;
+          count[at] += 1;
+        }
+      if (reduce == "mean")
+        for (size_t k = 0; k < self.size(); ++k) self[k] /= count[k];
+      return from_vector<double>(self, x[0].sizes());
+    };
+  };
+  rows.push_back(composite(
+      "scatter", "",
+      [](const std::vector<Tensor>& x, auto&) {
+        return scatter(x[0], 0, x[1].argsort(0).narrow(0, 0, 2), x[2]);
+      },
+      [scatter_ref](const std::vector<Tensor>& x, const OpArgs& a) {
+        return scatter_ref("assign")({x[0], x[1].argsort(0).narrow(0, 0, 2), x[2]}, a);
+      },
+      {value(), index(100), value()}, {{{3, 4}, {3, 4}, {2, 4}}}, kAll));
+  for (const char* reduce : {"sum", "prod", "mean", "amax"})
+    rows.push_back(composite(
+        "scatter_reduce", reduce,
+        [](const std::vector<Tensor>& x, const OpArgs& a) {
+          return scatter_reduce(x[0], 0, x[1], x[2], a.text);
+        },
+        scatter_ref(reduce), {value(), index(3), value()}, {{{3, 4}, {2, 4}, {2, 4}}},
+        std::string(reduce) == "sum" || std::string(reduce) == "amax" ? kNumbers : kFloats, R::Same,
+        true, {.text = reduce}));
   rows.push_back(composite(
       "index_fill", "",
       [](const std::vector<Tensor>& x, auto&) { return index_fill(x[0], 1, x[1], -1.5); },

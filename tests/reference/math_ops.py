@@ -427,6 +427,39 @@ def layers():
               lambda x: F.local_response_norm(x, 4, alpha=0.1, beta=0.6, k=2.0), seq(1, 6, 2, 2))
 
 
+def scatters():
+    """scatter and scatter_reduce: writes, reductions with and without self, duplicates (none for
+    the plain writes and no ties for amax / amin, where PyTorch's gradient splits)."""
+    rows = torch.tensor([[0, 1, 2, 0], [2, 0, 1, 1]])  # (2, 4) into dim 0 of (3, 4)
+    dup = torch.tensor([[0, 1, 2, 0], [0, 1, 0, 0], [2, 1, 0, 0]])  # repeated positions
+    # (torch 1.13's scatter gradient needs src of index's shape: a larger src is a hand test.)
+    x, src = seq(3, 4), seq(3, 4, offset=13)
+    with_grad("scatter", "dim=0 index=rows", lambda a, s: torch.scatter(a, 0, rows, s), x, seq(2, 4, offset=13))
+    cols = torch.tensor([[1], [3], [0]])
+    with_grad("scatter", "dim=1 index=cols value=9", lambda a: torch.scatter(a, 1, cols, 9.0), x)
+    # torch 1.13 has no gradient for scatter's legacy reduce: values only.
+    values_only("scatter", "dim=0 index=dup reduce=add", torch.float64,
+                lambda a, s: torch.scatter(a, 0, dup, s, reduce="add"), x, src)
+    values_only("scatter", "dim=0 index=dup reduce=multiply", torch.float64,
+                lambda a, s: torch.scatter(a, 0, dup, s, reduce="multiply"), x, src)
+    for reduce in ["sum", "prod", "mean", "amax", "amin"]:
+        for include_self in [True, False]:
+            with_grad("scatter_reduce", "dim=0 index=dup reduce=%s include_self=%d" % (reduce, include_self),
+                      lambda a, s, r=reduce, i=include_self: torch.scatter_reduce(a, 0, dup, s, r, include_self=i),
+                      x, src)
+    # A zero among a position's factors: the others' product is its gradient.
+    zeroed = [[0.5, -1.5, 2.0, 0.0], [0.0, 2.5, -0.5, 1.5], [1.5, 0.5, 2.0, -2.0]]
+    with_grad("scatter_reduce", "dim=0 index=dup reduce=prod include_self=1 zeros=1",
+              lambda a, s: torch.scatter_reduce(a, 0, dup, s, "prod"), x, zeroed)
+    with_grad("scatter_reduce", "dim=1 index=cols2 reduce=amax include_self=0",
+              lambda a, s: torch.scatter_reduce(a, 1, torch.tensor([[0, 0, 3], [1, 2, 1], [3, 3, 3]]), s,
+                                                "amax", include_self=False), x, seq(3, 3, offset=13))
+    ints = lambda v: [[int(10 * e) for e in r] for r in v]
+    values_only("scatter_reduce", "dim=0 index=dup reduce=mean include_self=1", torch.int64,
+                lambda a, s: torch.scatter_reduce(a, 0, dup, s, "mean"), ints(x), ints(src))
+
+
 if __name__ == "__main__":
     main()
     layers()
+    scatters()
