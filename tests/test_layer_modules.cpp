@@ -229,6 +229,36 @@ TEST_P(LayerModulesTest, InstanceNormRunningStatistics) {
   EXPECT_TRUE(testing::tensor_close(z, want, 1e-5, 1e-6));
 }
 
+// The loss and distance modules are their functions with the module's arguments.
+TEST_P(LayerModulesTest, LossModulesAreTheirFunctions) {
+  Tensor a = randn({4, 3}, on()), b = randn({4, 3}, on()), c = randn({4, 3}, on());
+  Tensor sign = tensor({1.0f, -1.0f, 1.0f, -1.0f}, on()), var = rand({4, 3}, on()) + 0.1;
+  Tensor labels = (rand({4, 3}, on()) > 0.5).to(kFloat32), rates = rand({4, 3}, on()) * 3;
+  using R = F::Reduction;
+  EXPECT_TRUE(
+      tensor_equal(nn::SmoothL1Loss(R::Sum, 0.5)(a, b), F::smooth_l1_loss(a, b, R::Sum, 0.5)));
+  EXPECT_TRUE(tensor_equal(nn::HuberLoss(R::None, 0.7)(a, b), F::huber_loss(a, b, R::None, 0.7)));
+  Tensor logp = log_softmax(a, 1), p = softmax(b, 1);
+  EXPECT_TRUE(tensor_equal(nn::KLDivLoss(R::Sum)(logp, p), F::kl_div(logp, p, R::Sum)));
+  EXPECT_TRUE(tensor_equal(nn::PoissonNLLLoss(false, true)(rates + 0.1, rates),
+                           F::poisson_nll_loss(rates + 0.1, rates, false, true)));
+  EXPECT_TRUE(
+      tensor_equal(nn::GaussianNLLLoss(true)(a, b, var), F::gaussian_nll_loss(a, b, var, true)));
+  EXPECT_TRUE(tensor_equal(nn::MarginRankingLoss(0.3)(a.select(1, 0), b.select(1, 0), sign),
+                           F::margin_ranking_loss(a.select(1, 0), b.select(1, 0), sign, 0.3)));
+  EXPECT_TRUE(tensor_equal(nn::HingeEmbeddingLoss(0.5)(a, labels * 2 - 1),
+                           F::hinge_embedding_loss(a, labels * 2 - 1, 0.5)));
+  EXPECT_TRUE(tensor_equal(nn::CosineEmbeddingLoss(0.2)(a, b, sign),
+                           F::cosine_embedding_loss(a, b, sign, 0.2)));
+  EXPECT_TRUE(tensor_equal(nn::TripletMarginLoss(0.5, 1.0, 1e-6, true)(a, b, c),
+                           F::triplet_margin_loss(a, b, c, 0.5, 1.0, 1e-6, true)));
+  EXPECT_TRUE(tensor_equal(nn::MultiLabelSoftMarginLoss()(a, labels),
+                           F::multilabel_soft_margin_loss(a, labels)));
+  EXPECT_TRUE(tensor_equal(nn::CosineSimilarity(0)(a, b), F::cosine_similarity(a, b, 0)));
+  EXPECT_TRUE(tensor_equal(nn::PairwiseDistance(3.0, 1e-6, true)(a, b),
+                           F::pairwise_distance(a, b, 3.0, 1e-6, true)));
+}
+
 TEST_P(LayerModulesTest, BadInputIsAClearError) {
   Tensor x = zeros({1, 3, 8}, on());
   EXPECT_TRUE(throws_error(

@@ -8,6 +8,7 @@
 #include "ember/nn/losses.h"
 #include "ember/nn/module.h"
 #include "ember/nn/modules.h"
+#include "ember/nn/more_losses.h"
 #include "ember/nn/norm_modules.h"
 #include "ember/nn/rnn.h"
 #include "ember/nn/utils.h"
