@@ -511,6 +511,17 @@ const std::map<std::string, Fn>& calls() {
     c["cdist"] = [](const std::vector<Tensor>& x, const Args& a) {
       return cdist(x[0], x[1], num(a, "p", 2));
     };
+    c["einsum"] = [](const std::vector<Tensor>& x, const Args& a) { return einsum(a.at("eq"), x); };
+    // repeats: an int; counts: a tensor of them; index: the repeats tensor alone.
+    c["repeat_interleave"] = [](const std::vector<Tensor>& x, const Args& a) {
+      const std::optional<int64_t> dim =
+          a.contains("dim") ? std::optional<int64_t>(int_arg(a, "dim", 0)) : std::nullopt;
+      if (a.contains("index")) return repeat_interleave(x[0]);
+      if (a.contains("repeats")) return repeat_interleave(x[0], int_arg(a, "repeats", 0), dim);
+      const std::vector<int64_t> counts = ints(a, "counts");
+      return x[0].repeat_interleave(
+          from_vector(counts, std::nullopt, {.dtype = kInt64, .device = x[0].device()}), dim);
+    };
     c["hardshrink"] = [](const std::vector<Tensor>& x, const Args& a) {
       return F::hardshrink(x[0], num(a, "lambd", 0.5));
     };

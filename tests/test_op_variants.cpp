@@ -34,8 +34,10 @@ class Samples {
     } else if constexpr (std::is_same_v<T, std::optional<Scalar>>) {
       return Scalar(0.5 * pos);  // clamp(min 0.5, max 1.0)
     } else if constexpr (std::is_same_v<T, int64_t> || std::is_same_v<T, std::optional<int64_t>>) {
-      if constexpr (std::is_same_v<T, std::optional<int64_t>>)
-        if (op_.starts_with("unique")) return std::nullopt;     // over all elements
+      if constexpr (std::is_same_v<T, std::optional<int64_t>>) {
+        if (op_.starts_with("unique")) return std::nullopt;               // over all elements
+        if (op_ == "repeat_interleave" && pos == 3) return std::nullopt;  // output_size: summed
+      }
       if (op_ == "diagonal") return T(pos == 1 ? 1 : pos - 2);  // offset 1 of dims 0 and 1
       return T(1);
     } else if constexpr (std::is_same_v<T, bool>) {
@@ -71,6 +73,7 @@ class Samples {
       if (op_ == "index_select") return tensor({2, 0}, on).to(kInt64);
       return tensor({{0, 2, 1}, {1, 0, 2}, {2, 1, 0}}, on).to(kInt64);
     }
+    if (op_ == "repeat_interleave" && pos == 1) return tensor({2, 0, 1}, on).to(kInt64);
     if (op_ == "bincount")
       return pos == 0 ? tensor({0, 2, 2}, on).to(kInt64) : tensor({0.5, 1.0, 2.0}, on);
     if ((op_ == "masked_fill" || op_ == "masked_select" || op_ == "masked_scatter") && pos == 1)

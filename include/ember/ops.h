@@ -113,6 +113,11 @@ Tensor matrix_norm(const Tensor& x, const std::string& ord = "fro", const Shape&
 // --- joining and indexing
 Tensor cat(const std::vector<Tensor>& tensors, int64_t dim = 0);
 Tensor stack(const std::vector<Tensor>& tensors, int64_t dim = 0);
+// einsum (ops/einsum.cpp): the Einstein summation of equation over operands, as torch.einsum:
+// one subscript letter per dim (a-z, A-Z; `...` for broadcast leading dims), an explicit output
+// after `->` or the letters that appear once, in alphabetical order. Operands promote to one
+// dtype; two operands contract as one batched matmul, more pairwise from the left.
+Tensor einsum(const std::string& equation, const std::vector<Tensor>& operands);
 // indices: int64 class indices -> (..., num_classes) int64; num_classes -1 means max + 1.
 Tensor one_hot(const Tensor& indices, int64_t num_classes = -1);
 

@@ -1,8 +1,9 @@
 // tests/op_table/op_table_shapes.cpp: the op table's rows of the shape ops (tril, triu, flip,
-// roll, repeat, tile), scans (cumsum, cumprod, cummax, cummin, logcumsumexp), counts
-// (count_nonzero, any, all), products on matmul (dot, vdot, mv, outer, addmm, baddbmm, addbmm),
-// diagonals (diag, trace) and norms. References take another path than the op: masks multiplied in,
-// slices reversed or rotated, copies joined with cat, products summed from broadcasts.
+// roll, repeat, tile, repeat_interleave), scans (cumsum, cumprod, cummax, cummin, logcumsumexp),
+// counts (count_nonzero, any, all), products on matmul (dot, vdot, mv, outer, addmm, baddbmm,
+// addbmm, einsum), diagonals (diag, trace) and norms. References take another path than the op:
+// masks multiplied in, slices reversed or rotated, copies joined with cat, products summed from
+// broadcasts.
 #include <algorithm>
 #include <cmath>
 #include <tuple>
@@ -637,9 +638,75 @@ std::vector<OpRow> update_rows() {
   return rows;
 }
 
+// einsum (a batched product, a transposed operand, an outer product, a diagonal, a trace, a sum
+// and transpose) against products summed from broadcasts and diagonals picked by narrow;
+// repeat_interleave against copies joined with cat.
+std::vector<OpRow> einsum_rows() {
+  using X = const std::vector<Tensor>&;
+  const std::vector<DType> products = {kInt64, kFloat32, kFloat64, kBFloat16, kFloat16};
+  const auto equation = [](std::string eq) { return [eq](X x, auto&) { return einsum(eq, x); }; };
+  std::vector<OpRow> rows;
+  rows.push_back(composite(
+      "einsum", "", equation("bij,bjk->bik"),
+      [](X x, auto&) { return product_by_broadcast(x[0], x[1]); }, {value(), value()},
+      {{{2, 3, 4}, {2, 4, 5}}, {{1, 0, 2}, {1, 2, 3}}, {{2, 33, 17}, {2, 17, 9}}}, products));
+  rows.push_back(composite(
+      "einsum", "transposed", equation("bij,bkj->bik"),
+      [](X x, auto&) { return product_by_broadcast(x[0], x[1].transpose(1, 2)); },
+      {value(), value()}, {{{2, 3, 4}, {2, 5, 4}}, {{1, 3, 4}, {2, 5, 4}}}, products));
+  rows.push_back(composite(
+      "einsum", "outer", equation("i,j->ij"),
+      [](X x, auto&) { return x[0].unsqueeze(1) * x[1].unsqueeze(0); }, {value(), value()},
+      {{{3}, {4}}, {{0}, {2}}}, products));
+  rows.push_back(composite(
+      "einsum", "diagonal", equation("ii->i"),
+      [](X x, auto&) { return diagonal_by_narrow(x[0], 0); }, {value()}, {{{4, 4}}, {{0, 0}}},
+      kAll));
+  rows.push_back(composite(
+      "einsum", "trace", equation("ii"),
+      [](X x, auto&) { return diagonal_by_narrow(x[0], 0).sum(); }, {value()}, {{{4, 4}}, {{1, 1}}},
+      kNumbers, R::Int64ForIntegers));
+  rows.push_back(composite(
+      "einsum", "sum_transpose", equation("bij->jb"), [](X x, auto&) { return x[0].sum({1}).t(); },
+      {value()}, {{{2, 3, 4}}, {{3, 0, 2}}}, kNumbers, R::Int64ForIntegers));
+  // Each slice along dim (of the flattened x without one) counts[i] times.
+  const auto repeated = [](const Tensor& x, int64_t dim, const std::vector<int64_t>& counts) {
+    std::vector<Tensor> pieces;
+    for (int64_t i = 0; i < x.size(dim); ++i)
+      for (int64_t r = 0; r < counts[static_cast<size_t>(i)]; ++r)
+        pieces.push_back(x.narrow(dim, i, 1));
+    return cat(pieces, dim);
+  };
+  rows.push_back(composite(
+      "repeat_interleave", "", [](X x, auto&) { return repeat_interleave(x[0], 2, 1); },
+      [repeated](X x, auto&) {
+        return repeated(x[0], 1, std::vector<int64_t>(static_cast<size_t>(x[0].size(1)), 2));
+      },
+      {value()}, {{{3, 4}}, {{2, 1, 3}}}, kAll));
+  rows.push_back(composite(
+      "repeat_interleave", "flat", [](X x, auto&) { return x[0].repeat_interleave(3); },
+      [repeated](X x, auto&) {
+        return repeated(x[0].reshape({-1}), 0,
+                        std::vector<int64_t>(static_cast<size_t>(x[0].numel()), 3));
+      },
+      {value()}, {{{}}, {{7}}, {{3, 5}}}, kAll));
+  rows.push_back(composite(
+      "repeat_interleave", "counts",
+      [](X x, auto&) {
+        return repeat_interleave(x[0], tensor({2, 0, 1, 3}, {.device = x[0].device()}).to(kInt64),
+                                 0);
+      },
+      [repeated](X x, auto&) {
+        return repeated(x[0], 0, {2, 0, 1, 3});
+      },
+      {value()}, {{{4, 3}}, {{4}}}, kAll));
+  return rows;
+}
+
 std::vector<OpRow> shape_and_linalg_rows() {
   std::vector<OpRow> rows;
-  for (auto part : {shape_rows, count_rows, product_rows, diagonal_rows, norm_rows, update_rows})
+  for (auto part :
+       {shape_rows, count_rows, product_rows, diagonal_rows, norm_rows, update_rows, einsum_rows})
     for (OpRow& row : part()) rows.push_back(std::move(row));
   return rows;
 }

@@ -457,9 +457,39 @@ def scatters():
     ints = lambda v: [[int(10 * e) for e in r] for r in v]
     values_only("scatter_reduce", "dim=0 index=dup reduce=mean include_self=1", torch.int64,
                 lambda a, s: torch.scatter_reduce(a, 0, dup, s, "mean"), ints(x), ints(src))
+def einsum_and_repeat_interleave():
+    """einsum over equations of one, two and three operands; repeat_interleave's repeats."""
+    cases = [
+        ("ij,jk->ik", [(2, 3), (3, 4)]), ("bij,bjk->bik", [(2, 2, 3), (2, 3, 4)]),
+        ("bij,bkj->bik", [(2, 2, 3), (2, 4, 3)]), ("i,j->ij", [(3,), (4,)]),
+        ("i,i->", [(5,), (5,)]), ("ii->", [(3, 3)]), ("ii->i", [(3, 3)]), ("ij->ji", [(2, 3)]),
+        ("ij->", [(2, 3)]), ("ij,jk", [(2, 3), (3, 4)]),
+        ("...ij,...jk->...ik", [(2, 1, 3, 4), (5, 4, 2)]),
+        ("bhqd,bhkd->bhqk", [(2, 2, 3, 4), (2, 2, 5, 4)]),
+        ("ij,jk,kl->il", [(2, 3), (3, 4), (4, 2)]), ("ii,i->i", [(3, 3), (3,)]),
+        ("Ab,bC->AC", [(2, 3), (3, 4)]), ("iB,Bj", [(2, 3), (3, 4)]),
+        ("bij->jb", [(2, 3, 4)]), ("ij,j->ij", [(2, 1), (3,)]), ("i...->...", [(2, 3, 4)]),
+    ]
+    for eq, shapes in cases:
+        with_grad("einsum", "eq=" + eq, lambda *xs, e=eq: torch.einsum(e, *xs),
+                  *[seq(*s, offset=7 * i) for i, s in enumerate(shapes)])
+    x = seq(3, 4)
+    with_grad("repeat_interleave", "repeats=2", lambda t: torch.repeat_interleave(t, 2), x)
+    with_grad("repeat_interleave", "repeats=3 dim=1", lambda t: t.repeat_interleave(3, dim=1), x)
+    with_grad("repeat_interleave", "repeats=2 dim=-2", lambda t: t.repeat_interleave(2, dim=-2), x)
+    with_grad("repeat_interleave", "counts=2,0,1 dim=0",
+              lambda t: t.repeat_interleave(torch.tensor([2, 0, 1]), dim=0), x)
+    with_grad("repeat_interleave", "counts=1,3,0,2 dim=1",
+              lambda t: t.repeat_interleave(torch.tensor([1, 3, 0, 2]), dim=1), x)
+    with_grad("repeat_interleave", "counts=2",
+              lambda t: t.repeat_interleave(torch.tensor([2])), x)
+    values_only("repeat_interleave", "repeats=0 dim=1", torch.float64,
+                lambda t: t.repeat_interleave(0, dim=1), x)
+    values_only("repeat_interleave", "index=1", torch.int64, torch.repeat_interleave, [2, 0, 3, 1])
 
 
 if __name__ == "__main__":
     main()
     layers()
     scatters()
+    einsum_and_repeat_interleave()
