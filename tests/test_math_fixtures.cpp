@@ -544,6 +544,12 @@ const std::map<std::string, Fn>& calls() {
     };
     c["median"] = [](const std::vector<Tensor>& x, const Args&) { return median(x[0]); };
     c["nanmedian"] = [](const std::vector<Tensor>& x, const Args&) { return nanmedian(x[0]); };
+    // The labels and lengths arrive as float64 inputs (gradient "none"): read as int64.
+    c["ctc_loss"] = [](const std::vector<Tensor>& x, const Args& a) {
+      auto ints = [](const Tensor& t) { return t.detach().to(kInt64); };
+      return F::ctc_loss(x[0], ints(x[1]), ints(x[2]), ints(x[3]), int_arg(a, "blank", 0),
+                         reduction_of(a), num(a, "zero_infinity", 0) != 0);
+    };
     c["pairwise_distance"] = [](const std::vector<Tensor>& x, const Args& a) {
       return F::pairwise_distance(x[0], x[1], num(a, "p", 2), 1e-6, num(a, "keepdim", 0) != 0);
     };

@@ -21,5 +21,10 @@ Tensor BCELossImpl::forward(const Tensor& input, const Tensor& target) const {
 Tensor BCEWithLogitsLossImpl::forward(const Tensor& input, const Tensor& target) const {
   return F::binary_cross_entropy_with_logits(input, target, reduction, Tensor(), pos_weight);
 }
+Tensor CTCLossImpl::forward(const Tensor& log_probs, const Tensor& targets,
+                            const Tensor& input_lengths, const Tensor& target_lengths) const {
+  return F::ctc_loss(log_probs, targets, input_lengths, target_lengths, blank, reduction,
+                     zero_infinity);
+}
 
 }  // namespace ember::nn

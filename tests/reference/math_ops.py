@@ -486,6 +486,36 @@ def einsum_and_repeat_interleave():
     values_only("repeat_interleave", "repeats=0 dim=1", torch.float64,
                 lambda t: t.repeat_interleave(0, dim=1), x)
     values_only("repeat_interleave", "index=1", torch.int64, torch.repeat_interleave, [2, 0, 3, 1])
+def ctc():
+    """F.ctc_loss: the gradient with respect to log_probs (log_softmax of fixed values, passed as
+    the input); targets and lengths are inputs PyTorch gives no gradient ("none")."""
+    def case(args, lp_shape, targets, input_lengths, target_lengths, blank=0, reduction="mean",
+             zero_infinity=False, offset=0):
+        lp = torch.tensor(seq(*lp_shape, offset=offset), dtype=torch.float64).log_softmax(-1)
+        fn = lambda x, t, i, l: F.ctc_loss(x, t.long(), i.long(), l.long(), blank=blank,
+                                           reduction=reduction, zero_infinity=zero_infinity)
+        extra = ["blank=%d" % blank] if blank else []
+        extra += [] if reduction == "mean" or "reduction=" in args else ["reduction=" + reduction]
+        extra += ["zero_infinity=1"] if zero_infinity and "zero_infinity" not in args else []
+        with_grad("ctc_loss", " ".join([args] + extra), fn, lp.tolist(), targets, input_lengths, target_lengths,
+                  constants=(1, 2, 3))
+
+    padded = [[1, 2, 2, 0], [3, 1, 0, 0], [2, 0, 0, 0]]
+    for reduction in ["mean", "sum", "none"]:
+        case("reduction=" + reduction, (6, 3, 4), padded, [6, 5, 4], [3, 2, 1], reduction=reduction)
+    case("layout=concatenated", (6, 3, 4), [1, 2, 2, 3, 1, 2], [6, 5, 4], [3, 2, 1], offset=7)
+    case("repeats=1", (7, 2, 3), [[1, 1, 1], [2, 2, 0]], [7, 4], [3, 2], reduction="sum", offset=3)
+    case("layout=padded", (6, 2, 4), [[0, 1, 3], [3, 3, 0]], [6, 6], [3, 2], blank=2, reduction="none",
+         offset=11)
+    case("empty_target=1", (5, 2, 3), [[1, 2], [0, 0]], [5, 3], [2, 0], reduction="none", offset=5)
+    for zero_infinity in [False, True]:
+        case("impossible=1 reduction=none zero_infinity=%d" % zero_infinity, (4, 2, 3),
+             [[1, 1, 1], [2, 1, 0]], [3, 4], [3, 2], reduction="none",
+             zero_infinity=zero_infinity, offset=2)
+    case("impossible=1", (4, 2, 3), [[1, 1, 1], [2, 1, 0]], [3, 4], [3, 2],
+         zero_infinity=True, offset=2)
+    case("unbatched=1", (5, 4), [3, 1], [5], [2], offset=9)
+    case("unbatched=1 reduction=none", (5, 4), [3, 1], [4], [2], reduction="none", offset=9)
 
 
 if __name__ == "__main__":
@@ -493,3 +523,4 @@ if __name__ == "__main__":
     layers()
     scatters()
     einsum_and_repeat_interleave()
+    ctc()

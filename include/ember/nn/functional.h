@@ -189,6 +189,22 @@ Tensor triplet_margin_loss(const Tensor& anchor, const Tensor& positive, const T
 Tensor multilabel_soft_margin_loss(const Tensor& input, const Tensor& target,
                                    const Tensor& weight = Tensor(), Reduction reduction = kMean);
 
+// (nn/ctc_loss.cpp) connectionist temporal classification, as PyTorch. log_probs: (T, N, C), or
+// (T, C) for one sample, log-softmaxed over C; targets: padded (N, S) (unbatched: (S)) or the
+// N targets concatenated (sum(target_lengths)), integers, none of them blank; input_lengths,
+// target_lengths: (N) integers (unbatched: () or (1)). -> (N) (unbatched: ()) with kNone, or the
+// sum, or the mean of the losses each divided by its target length (at least 1). An impossible
+// alignment gives inf (its gradient NaN, as PyTorch's), or 0 and a 0 gradient with
+// zero_infinity. The gradient with respect to log_probs is PyTorch's: exp(log_probs) minus the
+// posterior of each class (the logits' gradient through log_softmax), 0 beyond input_lengths.
+Tensor ctc_loss(const Tensor& log_probs, const Tensor& targets, const Tensor& input_lengths,
+                const Tensor& target_lengths, int64_t blank = 0, Reduction reduction = kMean,
+                bool zero_infinity = false);
+Tensor ctc_loss(const Tensor& log_probs, const Tensor& targets,
+                const std::vector<int64_t>& input_lengths,
+                const std::vector<int64_t>& target_lengths, int64_t blank = 0,
+                Reduction reduction = kMean, bool zero_infinity = false);
+
 }  // namespace ember::nn::functional
 
 namespace ember::nn {

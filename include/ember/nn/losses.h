@@ -64,4 +64,18 @@ class BCEWithLogitsLossImpl : public Module {
 };
 EMBER_MODULE(BCEWithLogitsLoss);
 
+// nn.CTCLoss; forward(log_probs, targets, input_lengths, target_lengths) is F::ctc_loss.
+class CTCLossImpl : public Module {
+ public:
+  explicit CTCLossImpl(int64_t blank = 0, Reduction reduction = Reduction::Mean,
+                       bool zero_infinity = false)
+      : Module("CTCLoss"), blank(blank), reduction(reduction), zero_infinity(zero_infinity) {}
+  Tensor forward(const Tensor& log_probs, const Tensor& targets, const Tensor& input_lengths,
+                 const Tensor& target_lengths) const;
+  int64_t blank;
+  Reduction reduction;
+  bool zero_infinity;
+};
+EMBER_MODULE(CTCLoss);
+
 }  // namespace ember::nn
