@@ -4,6 +4,7 @@
 
 #include "ember/nn/functional.h"
 #include "nn/format.h"
+#include "ops/op_helpers.h"
 
 namespace ember::nn {
 
@@ -14,9 +15,12 @@ Tensor hardshrink(const Tensor& x, double lambd) {
 }
 Tensor softshrink(const Tensor& x, double lambd) {
   EMBER_CHECK_KIND(Value, lambd >= 0, "[softshrink] lambd must be >= 0, got ", lambd);
+  // 16-bit inputs compute in float32 and round once, as PyTorch's kernels.
+  if (is_reduced_float(x.dtype())) return softshrink(to_opmath(x), lambd).to(x.dtype());
   return where(gt(x, lambd), x - lambd, where(lt(x, -lambd), x + lambd, 0.0));
 }
 Tensor tanhshrink(const Tensor& x) {
+  if (is_reduced_float(x.dtype())) return tanhshrink(to_opmath(x)).to(x.dtype());
   return x - tanh(x);
 }
 Tensor threshold(const Tensor& x, double threshold, double value) {

@@ -10,7 +10,11 @@ Tensor normalize(const Tensor& x, double p, int64_t dim, double eps) {
 }
 
 Tensor cosine_similarity(const Tensor& x1, const Tensor& x2, int64_t dim, double eps) {
-  // x1 . x2 / max(|x1| |x2|, eps), broadcasting x1 against x2.
+  // x1 . x2 / max(|x1| |x2|, eps), broadcasting x1 against x2; 16-bit inputs in float32,
+  // rounded once.
+  const DType dtype = promote_types(x1.dtype(), x2.dtype());
+  if (is_reduced_float(dtype))
+    return cosine_similarity(x1.to(kFloat32), x2.to(kFloat32), dim, eps).to(dtype);
   Shape shape = broadcast_shapes(x1.sizes(), x2.sizes());
   Tensor a = x1.expand(shape), b = x2.expand(shape);
   Tensor denom = clamp(norm(a, 2, {dim}) * norm(b, 2, {dim}), eps, std::nullopt);

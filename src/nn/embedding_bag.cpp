@@ -6,6 +6,7 @@
 
 #include "ember/nn/functional.h"
 #include "ember/ops.h"
+#include "ops/op_helpers.h"
 
 namespace ember::nn::functional {
 
@@ -113,16 +114,18 @@ Tensor embedding_bag(const Tensor& input, const Tensor& weight, const EmbeddingB
     }
     return where((counts > 0).unsqueeze(1), best, zeros({1, 1}, wopts));
   }
+  // Sums and means of 16-bit rows are taken in float32 and rounded once, as PyTorch's kernel.
+  rows = to_opmath(rows);
+  const auto sopts = TensorOptions{.dtype = rows.dtype(), .device = weight.device()};
   Tensor scale;  // (M) per-entry factor, or undefined for all ones
-  if (o.per_sample_weights.defined()) scale = o.per_sample_weights.reshape({-1});
-  if (keep.defined()) scale = scale.defined() ? scale * keep : keep.to(weight.dtype());
+  if (o.per_sample_weights.defined()) scale = to_opmath(o.per_sample_weights).reshape({-1});
+  if (keep.defined()) scale = scale.defined() ? scale * keep : keep.to(rows.dtype());
   if (scale.defined()) rows = rows * scale.unsqueeze(1);
-  Tensor sums = zeros({bags, dim}, wopts).index_add(0, bag, rows);
-  if (o.mode == "sum") return sums;
-  Tensor counts =
-      zeros({bags}, wopts)
-          .index_add(0, bag, keep.defined() ? keep.to(weight.dtype()) : ones({m}, wopts));
-  return sums / counts.clamp(Scalar(1)).unsqueeze(1);
+  Tensor sums = zeros({bags, dim}, sopts).index_add(0, bag, rows);
+  if (o.mode == "sum") return sums.to(weight.dtype());
+  Tensor counts = zeros({bags}, sopts)
+                      .index_add(0, bag, keep.defined() ? keep.to(rows.dtype()) : ones({m}, sopts));
+  return (sums / counts.clamp(Scalar(1)).unsqueeze(1)).to(weight.dtype());
 }
 
 }  // namespace ember::nn::functional

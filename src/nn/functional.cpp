@@ -207,6 +207,10 @@ Tensor bilinear(const Tensor& x1, const Tensor& x2, const Tensor& weight, const 
                    "[bilinear] input1 ", shape_str(x1.sizes()), " and input2 ",
                    shape_str(x2.sizes()), " must share their leading dims and end in weight ",
                    shape_str(weight.sizes()), "'s in1_features and in2_features");
+  // 16-bit inputs compute in float32 and round once.
+  if (is_reduced_float(x1.dtype()))
+    return bilinear(to_opmath(x1), to_opmath(x2), to_opmath(weight), to_opmath(bias))
+        .to(x1.dtype());
   const int64_t out = weight.size(0), in1 = weight.size(1), in2 = weight.size(2);
   Shape lead(x1.sizes().begin(), x1.sizes().end() - 1);
   // (M, in1) times (in1, out in2) -> (M, out, in2), then the dot with x2 over in2.

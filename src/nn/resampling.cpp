@@ -7,6 +7,7 @@
 
 #include "ember/nn/functional.h"
 #include "ember/ops.h"
+#include "ops/op_helpers.h"
 
 namespace ember::nn::functional {
 
@@ -109,6 +110,9 @@ Tensor interpolate(const Tensor& input, const InterpolateFuncOptions& o) {
                                                                  : dims;
   EMBER_CHECK_KIND(Shape, want == dims, "[interpolate] mode '", mode, "' expects a ", want + 2,
                    "-D input, got shape ", shape_str(input.sizes()));
+  // The weighted sums of 16-bit inputs are taken in float32 and rounded once.
+  if ((interpolating || mode == "area") && is_reduced_float(input.dtype()))
+    return interpolate(to_opmath(input), o).to(input.dtype());
   EMBER_CHECK(o.size.empty() != o.scale_factor.empty(),
               "[interpolate] give exactly one of size and scale_factor");
   auto per_dim = [&](const auto& v, const char* what) {

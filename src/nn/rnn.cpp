@@ -9,6 +9,7 @@
 #include "ember/nn/init.h"
 #include "ember/ops.h"
 #include "nn/format.h"
+#include "ops/op_helpers.h"
 
 namespace ember::nn {
 
@@ -193,23 +194,33 @@ std::tuple<Tensor, Tensor, Tensor> RNNImplBase::run(const Tensor& input, const T
                    "] input.size(-1) must be equal to input_size. Expected ", input_size, ", got ",
                    input.size(-1), " (input of shape ", shape_str(input.sizes()), ")");
   check_like(op, input, all_weights[0].w_ih, "the parameters");
+  // 16-bit layers compute in float32 (weights, states and gates) and round their results once.
+  const bool reduced = is_reduced_float(input.dtype());
+  std::vector<Weights> weights = all_weights;
+  if (reduced)
+    for (Weights& w : weights)
+      w = {to_opmath(w.w_ih), to_opmath(w.w_hh), to_opmath(w.b_ih), to_opmath(w.b_hh),
+           to_opmath(w.w_hr)};
   const bool unbatched = input.dim() == 2;
-  Tensor x = unbatched ? input.unsqueeze(1) : options.batch_first ? input.transpose(0, 1) : input;
+  Tensor x = to_opmath(input);
+  x = unbatched ? x.unsqueeze(1) : options.batch_first ? x.transpose(0, 1) : x;
   const int64_t dirs = options.bidirectional ? 2 : 1, batch = x.size(1);
   const int64_t out = options.proj_size ? options.proj_size : hidden_size;
   const bool lstm = mode_ == Mode::LSTM;
   const Shape h_shape{options.num_layers * dirs, batch, out};
-  std::vector<Tensor> h = state_or_zeros(op, "h0", h0, input, unbatched, h_shape).unbind(0);
+  std::vector<Tensor> h =
+      to_opmath(state_or_zeros(op, "h0", h0, input, unbatched, h_shape)).unbind(0);
   std::vector<Tensor> c;
   if (lstm)
-    c = state_or_zeros(op, "c0", c0, input, unbatched, {h_shape[0], batch, hidden_size}).unbind(0);
+    c = to_opmath(state_or_zeros(op, "c0", c0, input, unbatched, {h_shape[0], batch, hidden_size}))
+            .unbind(0);
   std::vector<Tensor> h_n, c_n;
   for (int64_t layer = 0; layer < options.num_layers; ++layer) {
     std::vector<Tensor> outs;
     for (int64_t dir = 0; dir < dirs; ++dir) {
       const size_t k = static_cast<size_t>(layer * dirs + dir);
       auto [y, h_last, c_last] =
-          run_direction(mode_, all_weights[k], x, h[k], lstm ? c[k] : Tensor(), dir == 1);
+          run_direction(mode_, weights[k], x, h[k], lstm ? c[k] : Tensor(), dir == 1);
       outs.push_back(y);
       h_n.push_back(h_last);
       if (lstm) c_n.push_back(c_last);
@@ -219,6 +230,11 @@ std::tuple<Tensor, Tensor, Tensor> RNNImplBase::run(const Tensor& input, const T
       x = F::dropout(x, options.dropout, true);
   }
   Tensor hn = stack(h_n, 0), cn = lstm ? stack(c_n, 0) : Tensor();
+  if (reduced) {
+    x = x.to(input.dtype());
+    hn = hn.to(input.dtype());
+    if (lstm) cn = cn.to(input.dtype());
+  }
   if (unbatched) {
     x = x.squeeze(1);
     hn = hn.squeeze(1);

@@ -728,7 +728,7 @@ const std::vector<OpRow>& rows() {
   static const std::vector<OpRow> all = [] {
     std::vector<OpRow> r;
     for (auto part : {elementwise_rows, math_rows, reduction_rows, linear_algebra_rows, nn_rows,
-                      indexing_rows, shape_and_linalg_rows, order_rows})
+                      indexing_rows, shape_and_linalg_rows, order_rows, layer_rows})
       for (OpRow& row : part()) r.push_back(std::move(row));
     return r;
   }();

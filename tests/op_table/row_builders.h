@@ -127,5 +127,8 @@ std::vector<OpRow> shape_and_linalg_rows();
 // searchsorted, bucketize, nonzero, argwhere, masked_select, masked_scatter, bincount, histc,
 // unique, unique_consecutive.
 std::vector<OpRow> order_rows();
+// The rows of op_table_layers.cpp: the layer functions (convolutions, poolings, interpolate, pad,
+// embedding_bag, norms, distances, activations, losses, ctc_loss, the recurrent layers).
+std::vector<OpRow> layer_rows();
 
 }  // namespace ember::op_table
