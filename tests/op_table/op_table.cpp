@@ -73,15 +73,6 @@ Tensor classes_last(const Tensor& t) {
   return t.permute(perm);
 }
 
-F::Reduction reduction_arg(const OpArgs& a) {
-  if (a.text == "none") return F::kNone;
-  return a.text == "sum" ? F::kSum : F::kMean;
-}
-Tensor reduce_like(const Tensor& loss, const OpArgs& a) {
-  if (a.text == "none") return loss;
-  return a.text == "sum" ? loss.sum() : loss.mean();
-}
-
 std::vector<OpRow> elementwise_rows() {
   using R = ResultDtype;
   const Domain positive{.lo = 0.1, .hi = 5};

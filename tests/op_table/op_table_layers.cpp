@@ -27,14 +27,6 @@ std::vector<int64_t> nums_from(const OpArgs& a, size_t first) {
   for (size_t i = first; i < a.numbers.size(); ++i) out.push_back(num(a, i));
   return out;
 }
-F::Reduction reduction_of(const OpArgs& a) {
-  if (a.text == "none") return F::kNone;
-  return a.text == "sum" ? F::kSum : F::kMean;
-}
-Tensor reduced(const Tensor& loss, const OpArgs& a) {
-  if (a.text == "none") return loss;
-  return a.text == "sum" ? loss.sum() : loss.mean();
-}
 // An int64 tensor of `values` on the device of `like`.
 Tensor ints_like(const std::vector<int64_t>& values, const Shape& shape, const Tensor& like) {
   return from_vector<int64_t>(values, shape).to(like.device());
@@ -404,12 +396,12 @@ void add_losses(std::vector<OpRow>& rows) {
     rows.push_back(formula_row(
         "smooth_l1_loss", red,
         [](const Inputs& x, const OpArgs& a) {
-          return F::smooth_l1_loss(x[0], x[1], reduction_of(a), a.numbers[0]);
+          return F::smooth_l1_loss(x[0], x[1], reduction_arg(a), a.numbers[0]);
         },
         [](const Inputs& x, const OpArgs& a) {
           const double beta = a.numbers[0];
           Tensor d = abs(x[0] - x[1]);
-          return reduced(where(d < beta, d * d * (0.5 / beta), d - 0.5 * beta), a);
+          return reduce_like(where(d < beta, d * d * (0.5 / beta), d - 0.5 * beta), a);
         },
         {value(), constant()}, pairs, {.numbers = {0.8}, .text = red}));
   }

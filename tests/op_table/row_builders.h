@@ -93,6 +93,18 @@ inline bool keepdim_arg(const OpArgs& a) {
   return a.numbers.size() > 1 && a.numbers[1] != 0;
 }
 
+// A loss row's reduction, from args.text: "none", "sum" or mean (""); and a reference's loss
+// reduced by it.
+inline nn::functional::Reduction reduction_arg(const OpArgs& a) {
+  namespace F = nn::functional;
+  if (a.text == "none") return F::kNone;
+  return a.text == "sum" ? F::kSum : F::kMean;
+}
+inline Tensor reduce_like(const Tensor& loss, const OpArgs& a) {
+  if (a.text == "none") return loss;
+  return a.text == "sum" ? loss.sum() : loss.mean();
+}
+
 // A reduction row over all elements (`all`) or over dim args.numbers[0] with keepdim
 // args.numbers[1].
 inline OpRow reduction(std::string name, std::string variant, Call call, ReduceRef ref,
