@@ -205,6 +205,29 @@ Tensor ctc_loss(const Tensor& log_probs, const Tensor& targets,
                 const std::vector<int64_t>& target_lengths, int64_t blank = 0,
                 Reduction reduction = kMean, bool zero_infinity = false);
 
+// --- attention (nn/attention.cpp), PyTorch's F.scaled_dot_product_attention. query
+// (N, ..., Hq, L, E), key (N, ..., H, S, E), value (N, ..., H, S, Ev) -> (N, ..., Hq, L, Ev):
+// softmax(q k^T * scale + mask) v, scale 1 / sqrt(E) by default. attn_mask broadcasts to
+// (N, ..., L, S): bool (true takes part) or of the query's dtype (added to the scores);
+// is_causal masks as the upper-left lower triangle (an error together with attn_mask); a query
+// row that takes part with no key gives zeros (as PyTorch's _safe_softmax). dropout_p drops
+// attention weights whenever it is above 0 (pass 0 in evaluation, as the modules do).
+// enable_gqa: H may divide Hq, each key/value head serving Hq / H query heads.
+struct ScaledDotProductAttentionOptions {
+  Tensor attn_mask{};
+  double dropout_p = 0.0;
+  bool is_causal = false;
+  std::optional<double> scale{};
+  bool enable_gqa = false;
+};
+Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key, const Tensor& value,
+                                    const ScaledDotProductAttentionOptions& options = {});
+// The same as a composition of matmul, softmax and matmul (PyTorch's math backend): the
+// (L, S) scores are materialized. The reference of the fused kernels.
+Tensor scaled_dot_product_attention_math(const Tensor& query, const Tensor& key,
+                                         const Tensor& value,
+                                         const ScaledDotProductAttentionOptions& options = {});
+
 }  // namespace ember::nn::functional
 
 namespace ember::nn {
