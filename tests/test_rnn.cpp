@@ -3,78 +3,14 @@
 // rnn_reference.py with PyTorch), loaded through strict state dicts so that the parameter names,
 // order and shapes are PyTorch's; on every device, in float64. By hand: the errors, printing,
 // dropout between layers, a float32 run, and gradcheck of small GRU and LSTM layers.
-#include <fstream>
-#include <map>
-#include <sstream>
-
+#include "case_fixtures.h"
 #include "test_util.h"
 
 namespace ember {
 namespace {
 
+using testing::Fixture;
 using testing::tensor_close;
-
-// One case of rnn_reference.txt: the module's options and the named tensors (float64, CPU) in
-// file order.
-struct Fixture {
-  std::string name;
-  std::map<std::string, std::string> options;
-  std::vector<std::pair<std::string, Tensor>> tensors;
-
-  bool has(const std::string& key) const { return find(key) != nullptr; }
-  const Tensor* find(const std::string& key) const {
-    for (const auto& [k, t] : tensors)
-      if (k == key) return &t;
-    return nullptr;
-  }
-  Tensor get(const std::string& key) const {
-    const Tensor* t = find(key);
-    EXPECT_TRUE(t) << name << " lacks " << key;
-    return t ? *t : Tensor();
-  }
-  int64_t num(const std::string& key, int64_t fallback) const {
-    auto it = options.find(key);
-    return it == options.end() ? fallback : std::stoll(it->second);
-  }
-};
-
-// "NAME 2x3 v1 v2 ..." -> (NAME, tensor).
-std::pair<std::string, Tensor> parse_tensor(const std::string& line) {
-  std::istringstream in(line);
-  std::string name, shape_text, word;
-  in >> name >> shape_text;
-  Shape shape;
-  if (shape_text != "scalar") {
-    std::istringstream dims(shape_text);
-    while (std::getline(dims, word, 'x')) shape.push_back(std::stoll(word));
-  }
-  std::vector<double> values;
-  while (in >> word) values.push_back(std::stod(word));
-  return {name, from_vector(values, shape)};
-}
-
-std::vector<Fixture> read_fixtures() {
-  std::ifstream in(std::string(EMBER_REFERENCE_DIR) + "/rnn_reference.txt");
-  EXPECT_TRUE(in) << "cannot read tests/reference/rnn_reference.txt";
-  std::vector<Fixture> cases;
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind("case ", 0) == 0) {
-      std::istringstream words(line.substr(5));
-      Fixture f;
-      words >> f.name;
-      std::string kv;
-      while (words >> kv) {
-        size_t eq = kv.find('=');
-        f.options[kv.substr(0, eq)] = kv.substr(eq + 1);
-      }
-      cases.push_back(f);
-    } else if (line != "end" && !cases.empty()) {
-      cases.back().tensors.push_back(parse_tensor(line));
-    }
-  }
-  return cases;
-}
 
 // The fixture's module, as ember builds it from the same options.
 std::shared_ptr<nn::Module> make_module(const Fixture& f) {
@@ -126,7 +62,7 @@ std::vector<Tensor> run_module(nn::Module& module, const Tensor& input,
 class RNNTest : public testing::DeviceTest {};
 
 TEST_P(RNNTest, MatchesPyTorch) {
-  std::vector<Fixture> cases = read_fixtures();
+  std::vector<Fixture> cases = testing::read_case_fixtures("rnn_reference.txt");
   ASSERT_EQ(cases.size(), 18u);
   for (const Fixture& f : cases) {
     SCOPED_TRACE(f.name);

@@ -11,4 +11,5 @@
 #include "ember/nn/more_losses.h"
 #include "ember/nn/norm_modules.h"
 #include "ember/nn/rnn.h"
+#include "ember/nn/transformer.h"
 #include "ember/nn/utils.h"

@@ -13,7 +13,10 @@
 namespace ember::nn {
 
 LinearImpl::LinearImpl(int64_t in, int64_t out, bool with_bias)
-    : Module("Linear"), in_features(in), out_features(out) {
+    : LinearImpl("Linear", in, out, with_bias) {}
+
+LinearImpl::LinearImpl(std::string name, int64_t in, int64_t out, bool with_bias)
+    : Module(std::move(name)), in_features(in), out_features(out) {
   EMBER_CHECK(in >= 0 && out >= 0, "[Linear] in_features and out_features must be >= 0, got ", in,
               " and ", out);
   weight = register_parameter("weight", empty({out, in}));
@@ -44,6 +47,10 @@ std::string LinearImpl::extra_repr() const {
 }
 
 void SequentialImpl::push_back_module(std::shared_ptr<Module> module) {
+  register_module(std::to_string(children().size()), std::move(module));
+}
+
+void ModuleListImpl::push_back_module(std::shared_ptr<Module> module) {
   register_module(std::to_string(children().size()), std::move(module));
 }
 
@@ -99,11 +106,11 @@ std::string FlattenImpl::extra_repr() const {
   return "start_dim=" + std::to_string(start_dim) + ", end_dim=" + std::to_string(end_dim);
 }
 
-LayerNormImpl::LayerNormImpl(Shape shape, double eps, bool affine)
+LayerNormImpl::LayerNormImpl(Shape shape, double eps, bool affine, bool with_bias)
     : Module("LayerNorm"), normalized_shape(std::move(shape)), eps(eps) {
   if (affine) {
     weight = register_parameter("weight", ones(normalized_shape));
-    bias = register_parameter("bias", zeros(normalized_shape));
+    if (with_bias) bias = register_parameter("bias", zeros(normalized_shape));
   }
 }
 Tensor LayerNormImpl::forward(const Tensor& input) {

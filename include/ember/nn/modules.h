@@ -24,6 +24,10 @@ class LinearImpl : public Module {
 
   int64_t in_features, out_features;
   Tensor weight, bias;
+
+ protected:
+  // A Linear printed under another name (MultiheadAttention's NonDynamicallyQuantizableLinear).
+  LinearImpl(std::string name, int64_t in_features, int64_t out_features, bool bias);
 };
 EMBER_MODULE(Linear);
 
@@ -45,6 +49,21 @@ class SequentialImpl : public Module {
   std::shared_ptr<Module> operator[](size_t i) const { return children().at(i); }
 };
 EMBER_MODULE(Sequential);
+
+// Holds modules under the names "0", "1", ... and has no forward of its own (PyTorch's
+// ModuleList): `layers[i]` reaches one, as the module type its owner knows.
+class ModuleListImpl : public Module {
+ public:
+  ModuleListImpl() : Module("ModuleList") {}
+  template <class Holder>
+  void push_back(const Holder& holder) {
+    push_back_module(holder.ptr());
+  }
+  void push_back_module(std::shared_ptr<Module> module);
+  size_t size() const { return children().size(); }
+  std::shared_ptr<Module> operator[](size_t i) const { return children().at(i); }
+};
+EMBER_MODULE(ModuleList);
 
 class ReLUImpl : public Module {
  public:
@@ -119,7 +138,9 @@ EMBER_MODULE(Flatten);
 // Normalizes over the trailing normalized_shape dims; weight ones and bias zeros when affine.
 class LayerNormImpl : public Module {
  public:
-  explicit LayerNormImpl(Shape normalized_shape, double eps = 1e-5, bool elementwise_affine = true);
+  // bias = false: a weight only (PyTorch 2.1's LayerNorm(bias=False)).
+  explicit LayerNormImpl(Shape normalized_shape, double eps = 1e-5, bool elementwise_affine = true,
+                         bool bias = true);
   Tensor forward(const Tensor& input) override;
   std::string extra_repr() const override;
   Shape normalized_shape;
