@@ -22,4 +22,7 @@ endif()
 find_package(PkgConfig ${EMBER_DEP_MODE})
 if(PKG_CONFIG_FOUND)
   pkg_check_modules(LIBZIP ${EMBER_DEP_MODE} IMPORTED_TARGET GLOBAL libzip)
+  # utf8proc gives the BERT tokenizer Unicode categories, NFD and lower case (Debian:
+  # libutf8proc-dev).
+  pkg_check_modules(UTF8PROC ${EMBER_DEP_MODE} IMPORTED_TARGET GLOBAL libutf8proc)
 endif()

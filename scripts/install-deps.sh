@@ -4,7 +4,7 @@
 # the interop test that loads ember's files in PyTorch itself.
 set -euo pipefail
 packages=(g++ cmake ninja-build libgtest-dev libgmock-dev zlib1g-dev
-          libzip-dev pkg-config nlohmann-json3-dev libcli11-dev dataset-fashion-mnist
+          libzip-dev pkg-config nlohmann-json3-dev libutf8proc-dev libcli11-dev dataset-fashion-mnist
           python3 python3-venv)
 [ "${1:-}" = --tests ] && packages+=(python3-torch)
 missing=()

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "ember/nn/activations.h"
+#include "ember/nn/bert.h"
 #include "ember/nn/conv_modules.h"
 #include "ember/nn/functional.h"
 #include "ember/nn/init.h"

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 namespace ember::cli {
 
@@ -27,7 +28,17 @@ struct EvalOptions {
   int64_t batch_size = 1000;
 };
 
+// `ember embed`: texts through a sentence-transformers (or BERT) folder.
+struct EmbedOptions {
+  std::string model;
+  std::vector<std::string> texts;
+  bool similarity = false;
+  std::string device = "auto";
+  int64_t batch_size = 32;
+};
+
 int run_info();
+int run_embed(const EmbedOptions& options);
 int run_train(const TrainOptions& options);
 int run_eval(const EvalOptions& options);
 

@@ -1,5 +1,5 @@
-// tools/ember/main.cpp: the `ember` program -- `ember info`, `ember train`, `ember eval`. Errors
-// become one line on stderr and a non-zero exit, never a stack dump.
+// tools/ember/main.cpp: the `ember` program -- `ember info`, `ember train`, `ember eval`,
+// `ember embed`. Errors become one line on stderr and a non-zero exit, never a stack dump.
 #include <CLI/CLI.hpp>
 
 #include <exception>
@@ -59,6 +59,20 @@ int main(int argc, char** argv) {
   e->add_option("--device", eval.device, "auto, cpu, cuda or cuda:N")->capture_default_str();
   e->add_option("--data", eval.data, "Directory with the IDX files");
 
+  EmbedOptions embed;
+  CLI::App* m = app.add_subcommand(
+      "embed", "Sentence embeddings of texts with a sentence-transformers (BERT) model folder");
+  m->add_option("--model", embed.model,
+                "Folder with config.json, tokenizer.json and model.safetensors (and modules.json, "
+                "1_Pooling/ of sentence-transformers)")
+      ->required();
+  m->add_option("texts", embed.texts, "The texts to embed")->required();
+  m->add_flag("--similarity", embed.similarity, "Print the cosine similarities of the texts");
+  m->add_option("--device", embed.device, "auto, cpu, cuda or cuda:N")->capture_default_str();
+  m->add_option("--batch-size", embed.batch_size, "Texts per forward pass")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 20))
+      ->capture_default_str();
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& err) {
@@ -70,6 +84,7 @@ int main(int argc, char** argv) {
   try {
     if (app.got_subcommand("info")) return run_info();
     if (app.got_subcommand("eval")) return run_eval(eval);
+    if (app.got_subcommand("embed")) return run_embed(embed);
     return run_train(train);  // `ember` alone trains with the defaults
   } catch (const ember::Error& err) {
     std::cerr << "ember: error: " << err.what() << "\n";
