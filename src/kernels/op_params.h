@@ -1,5 +1,5 @@
 // kernels/op_params.h: what backend ops take besides views -- reduction and random kinds, the
-// SGD and Adam steps' options and the convolution window geometry.
+// SGD and Adam steps' options, the convolution window geometry and the fused attention's options.
 #pragma once
 
 #include <cstdint>
@@ -46,6 +46,15 @@ struct Conv2dGeometry {
   int64_t kernel_h = 1, kernel_w = 1, stride_h = 1, stride_w = 1;
   int64_t pad_h = 0, pad_w = 0, dilation_h = 1, dilation_w = 1;
   int64_t out_h = 1, out_w = 1;
+};
+
+// The fused attention kernels' options (core/backend_ops.def, attention_forward/backward):
+// scores are q k^T * scale; causal keeps key j for query i iff j <= i; kv_groups query heads
+// share each key/value head (enable_gqa; 1 without).
+struct AttentionParams {
+  double scale;
+  bool causal;
+  int64_t kv_groups;
 };
 
 }  // namespace ember

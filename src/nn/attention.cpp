@@ -1,10 +1,12 @@
 // nn/attention.cpp: F::scaled_dot_product_attention -- the argument checks shared by every path,
-// and the math path (PyTorch's composite: scores, mask, safe softmax, dropout, weighted values).
+// the dispatch to the fused kernels (ops/attention.cpp) and the math path (PyTorch's composite:
+// scores, mask, safe softmax, dropout, weighted values) for what they do not take.
 #include <cmath>
 #include <limits>
 
 #include "ember/nn/functional.h"
 #include "ember/ops.h"
+#include "ops/attention.h"
 
 namespace ember::nn::functional {
 
@@ -58,6 +60,11 @@ void check_attention(const Tensor& q, const Tensor& k, const Tensor& v,
   }
 }
 
+// The scores' scale: the option, else 1 / sqrt(E).
+double scale_of(const Tensor& query, const ScaledDotProductAttentionOptions& o) {
+  return o.scale ? *o.scale : 1.0 / std::sqrt(static_cast<double>(query.size(-1)));
+}
+
 }  // namespace
 
 Tensor scaled_dot_product_attention_math(const Tensor& query, const Tensor& key_in,
@@ -71,7 +78,7 @@ Tensor scaled_dot_product_attention_math(const Tensor& query, const Tensor& key_
     value = value.repeat_interleave(groups, -3);
   }
   const int64_t L = query.size(-2), S = key.size(-2);
-  const double scale = o.scale ? *o.scale : 1.0 / std::sqrt(static_cast<double>(query.size(-1)));
+  const double scale = scale_of(query, o);
   // (..., L, S)
   Tensor scores = matmul(query, key.transpose(-2, -1)) * scale;
   Tensor keep;  // bool, true where a key takes part
@@ -95,6 +102,14 @@ Tensor scaled_dot_product_attention_math(const Tensor& query, const Tensor& key_
 
 Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key, const Tensor& value,
                                     const ScaledDotProductAttentionOptions& options) {
+  check_attention(query, key, value, options);
+  // The fused kernels have no dropout: attention with dropout_p > 0 takes the math path.
+  if (options.dropout_p == 0) {
+    Tensor out = fused_scaled_dot_product_attention(query, key, value, options.attn_mask,
+                                                    scale_of(query, options), options.is_causal,
+                                                    options.enable_gqa);
+    if (out.defined()) return out;
+  }
   return scaled_dot_product_attention_math(query, key, value, options);
 }
 

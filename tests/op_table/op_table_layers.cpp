@@ -264,6 +264,45 @@ void add_embeddings(std::vector<OpRow>& rows) {
   rows.push_back(bil);
 }
 
+// --- scaled_dot_product_attention: the fused kernels against the math path (q, k, v, mask).
+
+void add_attention(std::vector<OpRow>& rows) {
+  auto row = [&](const char* variant, std::vector<InputSpec> inputs, Shape mask, auto options) {
+    auto opts = [options](const Inputs& x) {
+      F::ScaledDotProductAttentionOptions o = options;
+      if (x.size() > 3) o.attn_mask = x[3];
+      return o;
+    };
+    std::vector<std::vector<Shape>> samples = {{{2, 2, 5, 4}, {2, 2, 7, 4}, {2, 2, 7, 3}},
+                                               {{1, 1, 65, 2}, {1, 1, 66, 2}, {1, 1, 66, 3}}};
+    if (options.enable_gqa)
+      samples = {{{1, 4, 5, 4}, {1, 2, 7, 4}, {1, 2, 7, 3}},
+                 {{1, 2, 65, 2}, {1, 1, 66, 2}, {1, 1, 66, 2}}};
+    if (!mask.empty())
+      for (auto& sample : samples)
+        sample.push_back(mask[0] == 1 ? Shape{1, 1, sample[0][2], sample[1][2]}
+                                      : Shape{sample[0][2], sample[1][2]});
+    rows.push_back(formula_row(
+        "scaled_dot_product_attention", variant,
+        [opts](const Inputs& x, auto&) {
+          return F::scaled_dot_product_attention(x[0], x[1], x[2], opts(x));
+        },
+        [opts](const Inputs& x, auto&) {
+          return F::scaled_dot_product_attention_math(x[0], x[1], x[2], opts(x));
+        },
+        std::move(inputs), std::move(samples)));
+  };
+  const std::vector<InputSpec> qkv = {value(), value(), value()};
+  row("", qkv, {}, F::ScaledDotProductAttentionOptions{});
+  row("causal", qkv, {}, F::ScaledDotProductAttentionOptions{.is_causal = true});
+  row("gqa_causal", qkv, {},
+      F::ScaledDotProductAttentionOptions{.is_causal = true, .enable_gqa = true});
+  row("bool_mask", {value(), value(), value(), {.kind = InputKind::Mask}}, {0},
+      F::ScaledDotProductAttentionOptions{});
+  row("float_mask", {value(), value(), value(), {.kind = InputKind::Constant}}, {1},
+      F::ScaledDotProductAttentionOptions{});
+}
+
 // --- normalizations, distances, activations
 
 Tensor group_norm_ref(const Tensor& x, int64_t groups, const Tensor& w, const Tensor& b) {
@@ -557,6 +596,7 @@ std::vector<OpRow> layer_rows() {
   add_poolings(rows);
   add_resampling(rows);
   add_embeddings(rows);
+  add_attention(rows);
   add_norms(rows);
   add_activations(rows);
   add_losses(rows);

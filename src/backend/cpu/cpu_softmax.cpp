@@ -16,15 +16,6 @@ namespace ember {
 
 namespace {
 
-// e^x of a shifted value: float32 through the vectorizable cpu::exp_f32, float64 through std::exp.
-template <class T>
-[[gnu::always_inline]] inline T exp_shifted(T x) {
-  if constexpr (std::is_same_v<T, float>)
-    return cpu::exp_f32(x);
-  else
-    return std::exp(x);
-}
-
 // The maximum of a row of n values, NaNs left out (they make the sum NaN later, and with it the
 // whole row, as in PyTorch). Four 16-byte vectors of lanes (GCC vector extensions) compare
 // independently.
@@ -52,7 +43,7 @@ template <class T>
 // y[i] = e^(x[i] - m), and their sum in sixteen lanes.
 template <class T>
 [[gnu::always_inline]] inline T row_exp_sum(T* y, const T* x, int64_t n, T m) {
-  for (int64_t i = 0; i < n; ++i) y[i] = exp_shifted(x[i] - m);
+  for (int64_t i = 0; i < n; ++i) y[i] = cpu::exp_of(x[i] - m);
   constexpr int kLanes = 16;
   T lanes[kLanes] = {};
   int64_t i = 0;
@@ -117,7 +108,7 @@ void softmax_typed(T* y, const T* x, int64_t outer, int64_t n, int64_t inner, bo
       std::fill(total.begin(), total.end(), T(0));
       for (int64_t i = 0; i < n; ++i)
         for (int64_t j = 0; j < inner; ++j) {
-          T ex = exp_shifted(xs[i * inner + j] - mx[j]);
+          T ex = cpu::exp_of(xs[i * inner + j] - mx[j]);
           total[j] += ex;
           if (!log) ys[i * inner + j] = ex;
         }

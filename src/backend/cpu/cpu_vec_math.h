@@ -6,7 +6,9 @@
 // every clone, in strided loops and in dense ones, on any x86-64 CPU.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
+#include <type_traits>
 
 namespace ember::cpu {
 
@@ -38,6 +40,16 @@ namespace ember::cpu {
   float s2 = __builtin_bit_cast(float, (n2 + 127) << 23);
   float y = (er * s1) * s2;
   return x < kLow ? 0.0f : y;
+}
+
+// e^x in the CPU kernels' two floating types: float through exp_f32 (it vectorizes), double
+// through std::exp.
+template <class T>
+[[gnu::always_inline]] inline T exp_of(T x) {
+  if constexpr (std::is_same_v<T, float>)
+    return exp_f32(x);
+  else
+    return std::exp(x);
 }
 
 // 1 / (1 + e^-x), as e^x / (1 + e^x) for negative x so that tiny results keep their precision

@@ -1,0 +1,285 @@
+// tests/test_attention_fused.cpp: the fused attention kernels behind
+// F::scaled_dot_product_attention against its math path (values and the gradients of query, key
+// and value) over a table of shapes, masks and options -- tiles cut short, L != S, single rows
+// and keys, causal, bool and additive masks broadcast, grouped heads, E != Ev, transposed views,
+// 2-, 3- and 5-D inputs, rows without keys -- plus gradcheck in float64, results that do not
+// depend on the thread count, and checks that the fused path is the one taken.
+#include <cmath>
+#include <limits>
+#include <string>
+
+#include "ember/cuda.h"
+#include "ember/settings.h"
+#include "test_util.h"
+
+namespace ember {
+namespace {
+
+namespace F = nn::functional;
+using testing::tensor_close;
+
+class AttentionFusedTest : public testing::DeviceTest {};
+
+constexpr const char* kFusedNode = "ScaledDotProductFlashAttentionBackward0";
+
+enum class Mask { None, Bool, BoolRowsEmpty, FloatLS, FloatKeys, FloatRowsEmpty };
+
+struct Case {
+  const char* name;
+  Shape q, k, v;
+  Mask mask = Mask::None;
+  bool causal = false, gqa = false, transposed = false;
+  std::optional<double> scale{};
+};
+
+// The mask of a case for scores of shape `scores` (N..., Hq, L, S).
+Tensor make_mask(Mask kind, const Shape& scores, const TensorOptions& o) {
+  const int64_t d = static_cast<int64_t>(scores.size());
+  const int64_t L = scores[d - 2], S = scores[d - 1];
+  Shape lead(scores.begin(), scores.end() - 2);
+  switch (kind) {
+    case Mask::None:
+      return Tensor();
+    case Mask::Bool: {  // (N, 1, L, S) or (L, S) for inputs without heads
+      Shape s = d >= 4 ? Shape{scores[0], 1, L, S} : Shape{L, S};
+      Tensor keep = rand(s, o) > 0.3;
+      keep.select(-1, 0).fill_(true);
+      return keep;
+    }
+    case Mask::BoolRowsEmpty: {  // (L, S), every third row without a key
+      Tensor keep = rand({L, S}, o) > 0.5;
+      for (int64_t i = 0; i < L; i += 3) keep.select(0, i).fill_(false);
+      return keep;
+    }
+    case Mask::FloatLS:  // (1, 1, L, S)
+      return randn({1, 1, L, S}, o);
+    case Mask::FloatKeys:  // (N, 1, 1, S): key padding
+      return randn({scores[0], 1, 1, S}, o);
+    case Mask::FloatRowsEmpty: {
+      Tensor add = randn({L, S}, o);
+      for (int64_t i = 1; i < L; i += 4) add.select(0, i).fill_(-INFINITY);
+      return add;
+    }
+  }
+  return Tensor();
+}
+
+// A tensor of `shape` whose last three dims are stored as (L, H, E): the transposed view an
+// attention layer makes from (N, L, H, E).
+Tensor strided_input(const Shape& shape, bool transposed, const TensorOptions& o) {
+  if (!transposed || shape.size() < 3) return randn(shape, o);
+  Shape stored = shape;
+  std::swap(stored[stored.size() - 3], stored[stored.size() - 2]);
+  const int64_t d = static_cast<int64_t>(shape.size());
+  return randn(stored, o).transpose(d - 3, d - 2);
+}
+
+std::vector<Case> cases() {
+  return {
+      {"plain_ragged_tiles", {2, 3, 70, 16}, {2, 3, 100, 16}, {2, 3, 100, 24}},
+      {"scale",
+       {1, 2, 65, 8},
+       {1, 2, 129, 8},
+       {1, 2, 129, 8},
+       Mask::None,
+       false,
+       false,
+       false,
+       0.3},
+      {"causal_square", {2, 2, 130, 16}, {2, 2, 130, 16}, {2, 2, 130, 16}, Mask::None, true},
+      {"causal_L_lt_S", {1, 2, 70, 8}, {1, 2, 150, 8}, {1, 2, 150, 12}, Mask::None, true},
+      {"causal_L_gt_S", {1, 2, 150, 8}, {1, 2, 70, 8}, {1, 2, 70, 8}, Mask::None, true},
+      {"L1_S1", {2, 2, 1, 8}, {2, 2, 1, 8}, {2, 2, 1, 8}},
+      {"L1", {2, 2, 1, 8}, {2, 2, 90, 8}, {2, 2, 90, 8}},
+      {"S1_causal", {1, 2, 80, 8}, {1, 2, 1, 8}, {1, 2, 1, 4}, Mask::None, true},
+      {"bool_mask", {2, 2, 67, 8}, {2, 2, 75, 8}, {2, 2, 75, 8}, Mask::Bool},
+      {"bool_rows_empty", {2, 2, 67, 8}, {2, 2, 75, 8}, {2, 2, 75, 8}, Mask::BoolRowsEmpty},
+      {"float_mask_LS", {2, 2, 67, 8}, {2, 2, 75, 8}, {2, 2, 75, 8}, Mask::FloatLS},
+      {"float_mask_keys", {3, 2, 67, 8}, {3, 2, 75, 8}, {3, 2, 75, 8}, Mask::FloatKeys},
+      {"float_rows_empty", {1, 2, 67, 8}, {1, 2, 75, 8}, {1, 2, 75, 8}, Mask::FloatRowsEmpty},
+      {"gqa", {2, 6, 65, 8}, {2, 2, 90, 8}, {2, 2, 90, 8}, Mask::None, false, true},
+      {"gqa_causal_mask_free",
+       {1, 4, 100, 8},
+       {1, 1, 100, 8},
+       {1, 1, 100, 16},
+       Mask::None,
+       true,
+       true},
+      {"gqa_bool", {2, 4, 30, 8}, {2, 2, 40, 8}, {2, 2, 40, 8}, Mask::Bool, false, true},
+      {"transposed", {2, 3, 70, 16}, {2, 3, 90, 16}, {2, 3, 90, 16}, Mask::None, true, false, true},
+      {"transposed_float_mask",
+       {2, 3, 70, 16},
+       {2, 3, 90, 16},
+       {2, 3, 90, 16},
+       Mask::FloatLS,
+       false,
+       false,
+       true},
+      {"three_d", {4, 67, 8}, {4, 80, 8}, {4, 80, 8}, Mask::Bool},
+      {"two_d", {70, 8}, {66, 8}, {66, 8}, Mask::None, true},
+      {"five_d", {2, 2, 3, 33, 8}, {2, 2, 3, 40, 8}, {2, 2, 3, 40, 8}, Mask::BoolRowsEmpty},
+  };
+}
+
+// The fused path's output and gradients against the math path's, for one case and dtype.
+void expect_matches_math(const Case& c, const TensorOptions& o, double tol) {
+  SCOPED_TRACE(c.name);
+  Tensor q = strided_input(c.q, c.transposed, o).requires_grad_(true);
+  Tensor k = strided_input(c.k, c.transposed, o).requires_grad_(true);
+  Tensor v = strided_input(c.v, c.transposed, o).requires_grad_(true);
+  Shape scores(c.q.begin(), c.q.end() - 1);
+  scores.push_back(c.k[c.k.size() - 2]);
+  Tensor mask = make_mask(c.mask, scores, o);
+  F::ScaledDotProductAttentionOptions opt{
+      .attn_mask = mask, .is_causal = c.causal, .scale = c.scale, .enable_gqa = c.gqa};
+  Tensor fused = F::scaled_dot_product_attention(q, k, v, opt);
+  Tensor math = F::scaled_dot_product_attention_math(q, k, v, opt);
+  ASSERT_TRUE(fused.grad_fn());
+  EXPECT_EQ(fused.grad_fn()->name(), kFusedNode);
+  EXPECT_TRUE(tensor_close(fused, math, tol, tol));
+  Tensor g = randn(fused.sizes(), o);
+  std::vector<Tensor> gf = autograd::grad({fused}, {q, k, v}, {g});
+  std::vector<Tensor> gm = autograd::grad({math}, {q, k, v}, {g});
+  for (int i = 0; i < 3; ++i) EXPECT_TRUE(tensor_close(gf[i], gm[i], tol, tol)) << "input " << i;
+}
+
+TEST_P(AttentionFusedTest, MatchesTheMathPathFloat32) {
+  manual_seed(11);
+  for (const Case& c : cases()) expect_matches_math(c, on(kFloat32), 2e-4);
+}
+
+TEST_P(AttentionFusedTest, MatchesTheMathPathFloat64) {
+  if (device().is_cuda())
+    GTEST_SKIP() << "the CUDA kernels are float32: float64 takes the math path";
+  manual_seed(12);
+  for (const Case& c : cases()) expect_matches_math(c, on(kFloat64), 1e-10);
+}
+
+TEST_P(AttentionFusedTest, GradcheckFloat64) {
+  if (device().is_cuda())
+    GTEST_SKIP() << "the CUDA kernels are float32: float64 takes the math path";
+  manual_seed(13);
+  for (const Case& c : std::vector<Case>{
+           {"plain", {1, 2, 3, 2}, {1, 2, 4, 2}, {1, 2, 4, 3}},
+           {"causal", {1, 2, 4, 2}, {1, 2, 3, 2}, {1, 2, 3, 2}, Mask::None, true},
+           {"bool", {2, 1, 3, 2}, {2, 1, 4, 2}, {2, 1, 4, 2}, Mask::Bool},
+           {"float_empty_rows", {1, 1, 5, 2}, {1, 1, 4, 2}, {1, 1, 4, 2}, Mask::FloatRowsEmpty},
+           {"gqa", {1, 4, 3, 2}, {1, 2, 4, 2}, {1, 2, 4, 2}, Mask::None, true, true},
+       }) {
+    SCOPED_TRACE(c.name);
+    std::vector<Tensor> x = {randn(c.q, on(kFloat64)).requires_grad_(true),
+                             randn(c.k, on(kFloat64)).requires_grad_(true),
+                             randn(c.v, on(kFloat64)).requires_grad_(true)};
+    Shape scores(c.q.begin(), c.q.end() - 1);
+    scores.push_back(c.k[c.k.size() - 2]);
+    F::ScaledDotProductAttentionOptions opt{.attn_mask = make_mask(c.mask, scores, on(kFloat64)),
+                                            .is_causal = c.causal,
+                                            .enable_gqa = c.gqa};
+    EXPECT_EQ(F::scaled_dot_product_attention(x[0], x[1], x[2], opt).grad_fn()->name(), kFusedNode);
+    EXPECT_TRUE(autograd::gradcheck(
+        [&](const std::vector<Tensor>& t) {
+          return F::scaled_dot_product_attention(t[0], t[1], t[2], opt);
+        },
+        x));
+  }
+}
+
+// Rows without any visible key: zeros and zero gradients, no NaN.
+TEST_P(AttentionFusedTest, RowsWithoutKeysGiveZerosAndZeroGradients) {
+  manual_seed(14);
+  Tensor q = randn({1, 2, 70, 8}, on()).requires_grad_(true);
+  Tensor k = randn({1, 2, 80, 8}, on()).requires_grad_(true);
+  Tensor v = randn({1, 2, 80, 8}, on()).requires_grad_(true);
+  Tensor keep = ones({70, 80}, on(kBool));
+  keep.select(0, 5).fill_(false);
+  keep.select(0, 66).fill_(false);
+  Tensor out = F::scaled_dot_product_attention(q, k, v, {.attn_mask = keep});
+  EXPECT_EQ(out.grad_fn()->name(), kFusedNode);
+  out.sum().backward();
+  for (int64_t row : {5, 66}) {
+    EXPECT_TRUE(tensor_close(out.select(2, row), zeros({1, 2, 8}, on())));
+    EXPECT_TRUE(tensor_close(q.grad().select(2, row), zeros({1, 2, 8}, on())));
+  }
+  for (const Tensor& g : {q.grad(), k.grad(), v.grad()})
+    EXPECT_TRUE(isfinite(g).all().item<bool>());
+}
+
+// Each task of the CPU kernels runs alone in a fixed order: one thread or two, the same bits.
+TEST_P(AttentionFusedTest, ResultsDoNotDependOnTheThreadCount) {
+  if (device().is_cuda() && !testing::fake_cuda_backend())
+    GTEST_SKIP() << "the CUDA backward adds dQ with atomics";
+  manual_seed(15);
+  Tensor q = randn({2, 3, 130, 16}, on()).requires_grad_(true);
+  Tensor k = randn({2, 3, 130, 16}, on()).requires_grad_(true);
+  Tensor v = randn({2, 3, 130, 16}, on()).requires_grad_(true);
+  Tensor g = randn({2, 3, 130, 16}, on());
+  auto run = [&](int threads) {
+    set_num_threads(threads);
+    Tensor out = F::scaled_dot_product_attention(q, k, v, {.is_causal = true});
+    std::vector<Tensor> grads = autograd::grad({out}, {q, k, v}, {g});
+    grads.push_back(out);
+    return grads;
+  };
+  const int before = get_num_threads();
+  std::vector<Tensor> one = run(1), two = run(2);
+  set_num_threads(before);
+  for (size_t i = 0; i < one.size(); ++i) EXPECT_TRUE(testing::tensor_equal(one[i], two[i])) << i;
+}
+
+// 16-bit inputs go through the float32 kernels and keep their dtype.
+TEST_P(AttentionFusedTest, HalfPrecisionGoesThroughFloat32) {
+  manual_seed(16);
+  Tensor q = randn({2, 2, 70, 8}, on()), k = randn({2, 2, 70, 8}, on()),
+         v = randn({2, 2, 70, 8}, on());
+  Tensor ref = F::scaled_dot_product_attention_math(q, k, v, {.is_causal = true});
+  for (DType d : {kBFloat16, kFloat16}) {
+    Tensor qd = q.to(d).requires_grad_(true);
+    Tensor out = F::scaled_dot_product_attention(qd, k.to(d), v.to(d), {.is_causal = true});
+    EXPECT_EQ(out.dtype(), d);
+    EXPECT_TRUE(tensor_close(out, ref, 2e-2, 2e-2)) << d;
+    out.sum().backward();
+    EXPECT_EQ(qd.grad().dtype(), d);
+  }
+}
+
+// What the fused kernels do not take goes through the math path.
+TEST_P(AttentionFusedTest, OtherCasesTakeTheMathPath) {
+  manual_seed(17);
+  Tensor q = randn({2, 2, 8, 4}, on()).requires_grad_(true), k = randn({2, 2, 8, 4}, on()),
+         v = randn({2, 2, 8, 4}, on());
+  EXPECT_NE(F::scaled_dot_product_attention(q, k, v, {.dropout_p = 0.5}).grad_fn()->name(),
+            kFusedNode);
+  // A mask that requires grad gets its gradient from the math path.
+  Tensor add = randn({8, 8}, on()).requires_grad_(true);
+  Tensor out = F::scaled_dot_product_attention(q, k, v, {.attn_mask = add});
+  EXPECT_NE(out.grad_fn()->name(), kFusedNode);
+  out.sum().backward();
+  EXPECT_TRUE(add.grad().defined());
+  // Key and value broadcast over the batch.
+  Tensor k1 = randn({1, 2, 8, 4}, on());
+  EXPECT_NE(F::scaled_dot_product_attention(q, k1, k1).grad_fn()->name(), kFusedNode);
+  EXPECT_TRUE(tensor_close(F::scaled_dot_product_attention(q, k1, k1),
+                           F::scaled_dot_product_attention_math(q, k1, k1), 1e-5, 1e-5));
+}
+
+// On a GPU the fused path's peak memory stays far below the (B, H, L, S) scores the math path
+// holds (64 MiB here).
+TEST_P(AttentionFusedTest, DoesNotAllocateTheScores) {
+  if (!device().is_cuda() || testing::fake_cuda_backend())
+    GTEST_SKIP() << "memory statistics need a GPU";
+  Tensor q = randn({4, 4, 1024, 16}, on()).requires_grad_(true);
+  Tensor k = randn({4, 4, 1024, 16}, on()).requires_grad_(true);
+  Tensor v = randn({4, 4, 1024, 16}, on()).requires_grad_(true);
+  cuda::synchronize();
+  cuda::reset_peak_memory_stats();
+  const size_t base = cuda::memory_allocated();
+  Tensor out = F::scaled_dot_product_attention(q, k, v, {.is_causal = true});
+  out.sum().backward();
+  cuda::synchronize();
+  EXPECT_LT(cuda::max_memory_allocated() - base, size_t{16} << 20);
+}
+
+EMBER_INSTANTIATE_DEVICE_TESTS(AttentionFusedTest);
+
+}  // namespace
+}  // namespace ember
