@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # scripts/install-deps.sh [--tests]: installs the Debian 12 packages ember builds and tests with
-# (as root). --tests adds what only the test suite needs: PyTorch (python3-torch, with numpy) for
+# (as root); `fortunes` is the default text of `ember train --model gpt`. --tests adds what only the test suite needs: PyTorch (python3-torch, with numpy) for
 # the interop test that loads ember's files in PyTorch itself.
 set -euo pipefail
 packages=(g++ cmake ninja-build libgtest-dev libgmock-dev zlib1g-dev
           libzip-dev pkg-config nlohmann-json3-dev libutf8proc-dev libcli11-dev dataset-fashion-mnist
-          python3 python3-venv)
+          fortunes python3 python3-venv)
 [ "${1:-}" = --tests ] && packages+=(python3-torch)
 missing=()
 for p in "${packages[@]}"; do

@@ -1,8 +1,6 @@
 // tools/ember/checkpoint.cpp: saving and restoring training state.
 #include "checkpoint.h"
 
-#include "ember/io/safetensors.h"
-
 namespace ember::cli {
 
 namespace {
@@ -29,6 +27,7 @@ CheckpointInfo info_of(const io::Metadata& m, const std::string& path) {
   info.seed = parse_u64(m, "seed", path);
   info.generator_seed = parse_u64(m, "generator_seed", path);
   info.generator_offset = parse_u64(m, "generator_offset", path);
+  info.extra = m;
   return info;
 }
 
@@ -49,6 +48,7 @@ void save_checkpoint(const std::string& path, const nn::Module& model, const opt
                     {"seed", std::to_string(info.seed)},
                     {"generator_seed", std::to_string(info.generator_seed)},
                     {"generator_offset", std::to_string(info.generator_offset)}};
+  meta.insert(info.extra.begin(), info.extra.end());
   io::save_safetensors(path, tensors, meta);
 }
 

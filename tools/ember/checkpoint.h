@@ -1,11 +1,14 @@
 // tools/ember/checkpoint.h: a training checkpoint in safetensors -- model parameters and buffers
 // ("model.<name>"), optimizer state ("optimizer.<key>"), and as metadata the model and optimizer
 // names, the finished epoch, the seed and the random generator's position; with --amp fp16 also
-// the GradScaler's state ("scaler.<key>").
+// the GradScaler's state ("scaler.<key>"). Models with more to say (the GPT's configuration and
+// vocabulary) add metadata entries of their own.
 #pragma once
 
 #include <cstdint>
 #include <string>
+
+#include "ember/io/safetensors.h"
 
 #include "ember/nn.h"
 #include "ember/optim.h"
@@ -16,6 +19,7 @@ struct CheckpointInfo {
   std::string model, optimizer;
   int epoch = 0;
   uint64_t seed = 0, generator_seed = 0, generator_offset = 0;
+  io::Metadata extra;  // saved beside the entries above; loading gives back the whole metadata
 };
 
 void save_checkpoint(const std::string& path, const nn::Module& model, const optim::Optimizer* opt,

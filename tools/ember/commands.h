@@ -1,24 +1,36 @@
 // tools/ember/commands.h: the subcommands of the `ember` program and their options.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
+#include "ember/device.h"
+
 namespace ember::cli {
 
+// `ember train --model gpt`'s own flags (nanoGPT's "baby" size by default).
+struct GptTrainOptions {
+  int64_t layers = 4, heads = 4, embd = 128, block_size = 64;
+  int64_t iters = 2000, eval_interval = 250, eval_iters = 50, warmup_iters = 100, grad_accum = 1;
+  int64_t lr_decay_iters = 0;  // 0: --iters
+  double dropout = 0.0, weight_decay = 0.1, grad_clip = 1.0;
+};
+
 struct TrainOptions {
-  std::string model = "mlp";  // mlp | cnn
+  std::string model = "mlp";  // mlp | cnn | gpt
   std::string device = "auto";
   int epochs = 5;
-  int64_t batch_size = 64;
+  int64_t batch_size = 0;  // 0: the model's default (64; 12 for the GPT)
   double lr = 1e-3;
   std::string optimizer = "adam";  // adam | adamw | sgd
   uint64_t seed = 0;
-  std::string data;  // default: the Debian package's directory
+  std::string data;  // default: the Debian package's directory (a text file for the GPT)
   std::string out = "ember-run";
   bool resume = false;
   int workers = 2;
   std::string amp = "none";  // none | bf16 (autocast in bfloat16) | fp16 (float16 + GradScaler)
+  GptTrainOptions gpt;
 };
 
 struct EvalOptions {
@@ -37,9 +49,23 @@ struct EmbedOptions {
   int64_t batch_size = 32;
 };
 
+struct GenerateOptions {
+  std::string checkpoint;
+  std::string device = "auto";
+  std::string prompt = "\n";
+  int64_t tokens = 500, top_k = 0;  // top_k 0: sample from the whole vocabulary
+  double temperature = 1.0;
+  uint64_t seed = 0;
+};
+
+// --device: auto (the best device here), or a device that must be available.
+Device pick_device(const std::string& spec);
+
 int run_info();
 int run_embed(const EmbedOptions& options);
 int run_train(const TrainOptions& options);
 int run_eval(const EvalOptions& options);
+int run_train_gpt(const TrainOptions& options);
+int run_generate(const GenerateOptions& options);
 
 }  // namespace ember::cli

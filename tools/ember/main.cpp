@@ -1,5 +1,6 @@
 // tools/ember/main.cpp: the `ember` program -- `ember info`, `ember train`, `ember eval`,
-// `ember embed`. Errors become one line on stderr and a non-zero exit, never a stack dump.
+// `ember embed`, `ember generate`. Errors become one line on stderr and a non-zero exit, never a
+// stack dump.
 #include <CLI/CLI.hpp>
 
 #include <exception>
@@ -7,28 +8,31 @@
 
 #include "commands.h"
 #include "ember/error.h"
+#include "gpt_options.h"
 #include "omp_policy.h"
 
 int main(int argc, char** argv) {
   using namespace ember::cli;
   apply_omp_spin_policy(argv);
-  CLI::App app{"ember: train and evaluate models on Fashion-MNIST, on the best device here"};
+  CLI::App app{
+      "ember: train and evaluate models on Fashion-MNIST, and a character-level GPT, on the best "
+      "device here"};
   app.require_subcommand(0, 1);
 
   app.add_subcommand("info", "Report the devices (the tutorial's availability checks) and build");
 
   TrainOptions train;
-  CLI::App* t = app.add_subcommand("train", "Train a model on Fashion-MNIST");
-  t->add_option("--model", train.model, "mlp or cnn")
-      ->check(CLI::IsMember({"mlp", "cnn"}))
+  CLI::App* t =
+      app.add_subcommand("train", "Train a model on Fashion-MNIST, or a GPT on a text file");
+  t->add_option("--model", train.model, "mlp, cnn or gpt")
+      ->check(CLI::IsMember({"mlp", "cnn", "gpt"}))
       ->capture_default_str();
   t->add_option("--device", train.device, "auto, cpu, cuda or cuda:N")->capture_default_str();
   t->add_option("--epochs", train.epochs, "Epochs to train")
       ->check(CLI::Range(1, 100000))
       ->capture_default_str();
-  t->add_option("--batch-size", train.batch_size, "Samples per batch")
-      ->check(CLI::Range(int64_t{1}, int64_t{1} << 20))
-      ->capture_default_str();
+  t->add_option("--batch-size", train.batch_size, "Samples per batch (default 64; 12 for gpt)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
   t->add_option("--lr", train.lr, "Learning rate")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
@@ -38,7 +42,8 @@ int main(int argc, char** argv) {
   t->add_option("--seed", train.seed, "Random seed (initialisation, shuffling, dropout)")
       ->capture_default_str();
   t->add_option("--data", train.data,
-                "Directory with the IDX files (default: /usr/share/datasets/fashion-mnist)");
+                "Directory with the IDX files (default: /usr/share/datasets/fashion-mnist); for "
+                "gpt a text file (default: /usr/share/games/fortunes/cookie)");
   t->add_option("--out", train.out,
                 "Directory for metrics.csv, curves.svg and checkpoint.safetensors")
       ->capture_default_str();
@@ -51,6 +56,8 @@ int main(int argc, char** argv) {
   t->add_option("--workers", train.workers, "Background threads preparing batches")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
+
+  add_gpt_train_options(*t, train.gpt);
 
   EvalOptions eval;
   CLI::App* e = app.add_subcommand("eval", "Test accuracy and confusion matrix of a checkpoint");
@@ -73,6 +80,10 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 20))
       ->capture_default_str();
 
+  GenerateOptions generate;
+  CLI::App* g = app.add_subcommand("generate", "Sample text from a GPT checkpoint");
+  add_generate_options(*g, generate);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& err) {
@@ -85,6 +96,7 @@ int main(int argc, char** argv) {
     if (app.got_subcommand("info")) return run_info();
     if (app.got_subcommand("eval")) return run_eval(eval);
     if (app.got_subcommand("embed")) return run_embed(embed);
+    if (app.got_subcommand("generate")) return run_generate(generate);
     return run_train(train);  // `ember` alone trains with the defaults
   } catch (const ember::Error& err) {
     std::cerr << "ember: error: " << err.what() << "\n";

@@ -37,25 +37,21 @@ std::vector<EpochRow> read_metrics_csv(const std::string& path) {
   return rows;
 }
 
-namespace {
-
-// One chart: a polyline per series over epochs, in a box at (x0, y0) of size w x h.
-void chart(std::ostringstream& svg, double x0, double y0, double w, double h,
-           const std::string& title, const std::vector<EpochRow>& rows,
-           const std::vector<std::pair<std::string, double EpochRow::*>>& series,
-           const std::vector<std::string>& colors) {
+void svg_chart(std::ostringstream& svg, double x0, double y0, double w, double h,
+               const std::string& title, const std::string& x_label, const std::vector<double>& xs,
+               const std::vector<ChartSeries>& series) {
   double lo = 1e300, hi = -1e300;
-  for (const auto& [name, field] : series)
-    for (const EpochRow& r : rows) {
-      lo = std::min(lo, r.*field);
-      hi = std::max(hi, r.*field);
+  for (const ChartSeries& s : series)
+    for (double v : s.values) {
+      lo = std::min(lo, v);
+      hi = std::max(hi, v);
     }
   if (hi <= lo) hi = lo + 1;
   double pad = (hi - lo) * 0.05;
   lo -= pad;
   hi += pad;
-  int first = rows.front().epoch, last = std::max(rows.back().epoch, first + 1);
-  auto px = [&](int e) { return x0 + w * (e - first) / static_cast<double>(last - first); };
+  const double first = xs.front(), last = std::max(xs.back(), first + 1);
+  auto px = [&](double x) { return x0 + w * (x - first) / (last - first); };
   auto py = [&](double v) { return y0 + h - h * (v - lo) / (hi - lo); };
   svg << "<rect x='" << x0 << "' y='" << y0 << "' width='" << w << "' height='" << h
       << "' fill='none' stroke='#999'/>\n";
@@ -67,35 +63,47 @@ void chart(std::ostringstream& svg, double x0, double y0, double w, double h,
   std::snprintf(label, sizeof label, "%.4g", lo);
   svg << "<text x='" << x0 - 6 << "' y='" << y0 + h << "' font-size='10' text-anchor='end'>"
       << label << "</text>\n";
-  svg << "<text x='" << x0 << "' y='" << y0 + h + 14 << "' font-size='10'>epoch " << first
-      << "</text>\n";
-  svg << "<text x='" << x0 + w << "' y='" << y0 + h + 14
-      << "' font-size='10' text-anchor='end'>epoch " << last << "</text>\n";
+  svg << "<text x='" << x0 << "' y='" << y0 + h + 14 << "' font-size='10'>" << x_label << " "
+      << first << "</text>\n";
+  svg << "<text x='" << x0 + w << "' y='" << y0 + h + 14 << "' font-size='10' text-anchor='end'>"
+      << x_label << " " << last << "</text>\n";
   for (size_t s = 0; s < series.size(); ++s) {
-    svg << "<polyline fill='none' stroke-width='2' stroke='" << colors[s] << "' points='";
-    for (const EpochRow& r : rows) svg << px(r.epoch) << "," << py(r.*series[s].second) << " ";
+    const ChartSeries& line = series[s];
+    svg << "<polyline fill='none' stroke-width='2' stroke='" << line.color << "' points='";
+    for (size_t i = 0; i < xs.size(); ++i) svg << px(xs[i]) << "," << py(line.values[i]) << " ";
     svg << "'/>\n";
-    for (const EpochRow& r : rows)
-      svg << "<circle r='3' fill='" << colors[s] << "' cx='" << px(r.epoch) << "' cy='"
-          << py(r.*series[s].second) << "'/>\n";
+    for (size_t i = 0; i < xs.size(); ++i)
+      svg << "<circle r='3' fill='" << line.color << "' cx='" << px(xs[i]) << "' cy='"
+          << py(line.values[i]) << "'/>\n";
     svg << "<text x='" << x0 + w - 4 << "' y='" << y0 + 16 + 14 * s
-        << "' font-size='12' text-anchor='end' fill='" << colors[s] << "'>" << series[s].first
+        << "' font-size='12' text-anchor='end' fill='" << line.color << "'>" << line.name
         << "</text>\n";
   }
 }
 
-}  // namespace
+std::string svg_begin(int width, int height) {
+  std::ostringstream svg;
+  svg << "<svg xmlns='http://www.w3.org/2000/svg' width='" << width << "' height='" << height
+      << "' font-family='sans-serif'>\n"
+      << "<rect width='" << width << "' height='" << height << "' fill='white'/>\n";
+  return svg.str();
+}
 
 void write_curves_svg(const std::string& path, const std::vector<EpochRow>& rows) {
   if (rows.empty()) return;
+  std::vector<double> epochs, train, test, accuracy;
+  for (const EpochRow& r : rows) {
+    epochs.push_back(r.epoch);
+    train.push_back(r.train_loss);
+    test.push_back(r.test_loss);
+    accuracy.push_back(r.test_accuracy);
+  }
   std::ostringstream svg;
-  svg << "<svg xmlns='http://www.w3.org/2000/svg' width='900' height='360' "
-         "font-family='sans-serif'>\n"
-      << "<rect width='900' height='360' fill='white'/>\n";
-  chart(svg, 60, 40, 360, 270, "loss", rows,
-        {{"train", &EpochRow::train_loss}, {"test", &EpochRow::test_loss}}, {"#1f77b4", "#ff7f0e"});
-  chart(svg, 510, 40, 360, 270, "test accuracy", rows, {{"accuracy", &EpochRow::test_accuracy}},
-        {"#2ca02c"});
+  svg << svg_begin(900, 360);
+  svg_chart(svg, 60, 40, 360, 270, "loss", "epoch", epochs,
+            {{"train", train, "#1f77b4"}, {"test", test, "#ff7f0e"}});
+  svg_chart(svg, 510, 40, 360, 270, "test accuracy", "epoch", epochs,
+            {{"accuracy", accuracy, "#2ca02c"}});
   svg << "</svg>\n";
   io::write_file_atomic(path, svg.str());
 }

@@ -18,12 +18,12 @@
 
 namespace ember::cli {
 
-namespace {
-
 Device pick_device(const std::string& spec) {
   if (spec == "auto") return best_device();
   return resolve_device(Device(spec));
 }
+
+namespace {
 
 std::unique_ptr<optim::Optimizer> make_optimizer(const std::string& name, nn::Module& model,
                                                  double lr) {
@@ -74,7 +74,10 @@ std::string data_dir(const std::string& given) {
 
 }  // namespace
 
-int run_train(const TrainOptions& o) {
+int run_train(const TrainOptions& options) {
+  if (options.model == "gpt") return run_train_gpt(options);
+  TrainOptions o = options;
+  if (o.batch_size == 0) o.batch_size = 64;
   set_flush_denormal(true);  // Adam's moments of idle weights decay into subnormals
   Device device = pick_device(o.device);
   std::string root = data_dir(o.data);
@@ -161,7 +164,7 @@ int run_train(const TrainOptions& o) {
     std::fflush(stdout);
     Generator& gen = default_generator(Device(kCPU));
     save_checkpoint(ckpt, *model, opt.get(),
-                    {o.model, o.optimizer, epoch, o.seed, gen.seed(), gen.offset()}, &scaler);
+                    {o.model, o.optimizer, epoch, o.seed, gen.seed(), gen.offset(), {}}, &scaler);
     write_metrics_csv(csv, rows);
     write_curves_svg(svg, rows);
   }

@@ -1,0 +1,57 @@
+// tools/ember/gpt_generate.cpp: `ember generate` -- samples characters from a GPT checkpoint,
+// streaming each to stdout as it comes: the context cropped to the block size, the last logits
+// divided by the temperature, cut to the top k, softmax, one multinomial draw.
+#include <cstdio>
+#include <limits>
+
+#include "checkpoint.h"
+#include "commands.h"
+#include "ember/ember.h"
+#include "gpt_checkpoint.h"
+
+namespace ember::cli {
+
+int run_generate(const GenerateOptions& o) {
+  CheckpointInfo info = read_checkpoint_info(o.checkpoint);
+  EMBER_CHECK(info.model == "gpt", "[checkpoint] '", o.checkpoint, "' holds a model of kind '",
+              info.model, "'; `ember generate` samples from `ember train --model gpt` checkpoints");
+  const GptSpec spec = gpt_spec_of(info.extra, o.checkpoint);
+  const int64_t V = spec.vocab.size();
+  EMBER_CHECK(o.top_k >= 0 && o.top_k <= V, "--top-k ", o.top_k,
+              " is larger than the vocabulary of ", V, " characters; use 1 to ", V,
+              " (or 0 for all)");
+  EMBER_CHECK(o.temperature > 0, "--temperature must be positive, not ", o.temperature);
+  EMBER_CHECK(!o.prompt.empty(), "--prompt must have at least one character");
+  std::vector<int64_t> ids = spec.vocab.encode(o.prompt, "--prompt");
+
+  Device device = pick_device(o.device);
+  Gpt model(spec.config);
+  model->to(device);
+  load_checkpoint(o.checkpoint, *model, nullptr, "gpt");
+  model->eval();
+  NoGradGuard no_grad;
+  Generator gen(o.seed);
+  const auto block = static_cast<size_t>(spec.config.block_size);
+
+  std::fwrite(o.prompt.data(), 1, o.prompt.size(), stdout);
+  std::fflush(stdout);
+  for (int64_t n = 0; n < o.tokens; ++n) {
+    std::vector<int64_t> context(
+        ids.size() > block ? ids.end() - static_cast<int64_t>(block) : ids.begin(), ids.end());
+    const auto T = static_cast<int64_t>(context.size());
+    Tensor logits = model(from_vector(context, Shape{1, T}).to(device));  // (1, T, V)
+    Tensor last = logits.select(1, T - 1) / o.temperature;                // (1, V)
+    if (o.top_k > 0 && o.top_k < V) {
+      Tensor kth = std::get<0>(last.topk(o.top_k, -1)).select(1, o.top_k - 1).unsqueeze(1);
+      last = last.masked_fill(last < kth, -std::numeric_limits<double>::infinity());
+    }
+    const int64_t next = last.softmax(-1).multinomial(1, false, &gen).cpu().item<int64_t>();
+    ids.push_back(next);
+    std::fputc(spec.vocab.decode(next), stdout);
+    std::fflush(stdout);
+  }
+  std::fputc('\n', stdout);
+  return 0;
+}
+
+}  // namespace ember::cli

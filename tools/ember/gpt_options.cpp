@@ -1,0 +1,58 @@
+// tools/ember/gpt_options.cpp: the GPT's flags, with their defaults and ranges.
+#include "gpt_options.h"
+
+namespace ember::cli {
+
+void add_gpt_train_options(CLI::App& t, GptTrainOptions& o) {
+  const auto positive = CLI::Range(int64_t{1}, int64_t{1} << 30);
+  t.add_option("--layers", o.layers, "gpt: transformer blocks")
+      ->check(positive)
+      ->capture_default_str();
+  t.add_option("--heads", o.heads, "gpt: attention heads")->check(positive)->capture_default_str();
+  t.add_option("--embd", o.embd, "gpt: embedding size")->check(positive)->capture_default_str();
+  t.add_option("--block-size", o.block_size, "gpt: context length in characters")
+      ->check(positive)
+      ->capture_default_str();
+  t.add_option("--iters", o.iters, "gpt: optimizer steps")->check(positive)->capture_default_str();
+  t.add_option("--eval-interval", o.eval_interval,
+               "gpt: steps between evaluations (metrics row and checkpoint)")
+      ->check(positive)
+      ->capture_default_str();
+  t.add_option("--eval-iters", o.eval_iters, "gpt: batches per loss estimate")
+      ->check(positive)
+      ->capture_default_str();
+  t.add_option("--warmup-iters", o.warmup_iters, "gpt: steps of linear learning-rate warmup")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  t.add_option("--lr-decay-iters", o.lr_decay_iters,
+               "gpt: the step where the cosine decay reaches lr / 10 (default: --iters)")
+      ->check(positive);
+  t.add_option("--grad-accum", o.grad_accum, "gpt: micro-batches per optimizer step")
+      ->check(positive)
+      ->capture_default_str();
+  t.add_option("--dropout", o.dropout, "gpt: dropout probability")
+      ->check(CLI::Range(0.0, 0.99))
+      ->capture_default_str();
+  t.add_option("--weight-decay", o.weight_decay, "gpt: AdamW weight decay of the 2-D weights")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+}
+
+void add_generate_options(CLI::App& g, GenerateOptions& o) {
+  g.add_option("--checkpoint", o.checkpoint, "A checkpoint written by `ember train --model gpt`")
+      ->required();
+  g.add_option("--prompt", o.prompt, "Text to continue (default: a newline)");
+  g.add_option("--tokens", o.tokens, "Characters to generate")
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 30))
+      ->capture_default_str();
+  g.add_option("--temperature", o.temperature, "Divides the logits; below 1 is more conservative")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  g.add_option("--top-k", o.top_k, "Sample among the k most likely characters (0: all)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  g.add_option("--seed", o.seed, "Random seed of the sampling")->capture_default_str();
+  g.add_option("--device", o.device, "auto, cpu, cuda or cuda:N")->capture_default_str();
+}
+
+}  // namespace ember::cli
