@@ -11,7 +11,7 @@ namespace ember::cli {
 
 int run_embed(const EmbedOptions& o) {
   EMBER_CHECK(!o.texts.empty(), "[embed] give at least one text to embed");
-  const Device device = o.device == "auto" ? best_device() : resolve_device(Device(o.device));
+  const Device device = pick_device(o.device);
   SentenceEncoder encoder = SentenceEncoder::load(o.model, device);
   Tensor e = encoder.encode(o.texts, o.batch_size);  // (N, hidden)
   if (o.similarity) {
