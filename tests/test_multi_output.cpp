@@ -1,7 +1,9 @@
 // tests/test_multi_output.cpp: autograd nodes with several outputs and gradient hooks -- split,
 // split_with_sizes, chunk and unbind (values, views, errors, exact gradients with pieces that get
 // no gradient, gradcheck, the in-place refusal), retain_grad and autograd::grad on a piece, and
-// register_hook / register_post_accumulate_grad_hook on leaves, non-leaves and pieces.
+// register_hook / register_post_accumulate_grad_hook on leaves, non-leaves and pieces, and
+// autograd::queue_callback.
+#include <algorithm>
 #include <vector>
 
 #include "test_util.h"
@@ -236,6 +238,72 @@ TEST_P(MultiOutputTest, PostAccumulateHooksRunAfterGradIsUpdated) {
   // autograd::grad accumulates nothing, so the hook does not run.
   autograd::grad({(w * 2.0).sum()}, {w});
   EXPECT_EQ(grads_seen.size(), 2u);
+}
+
+TEST_P(MultiOutputTest, QueuedCallbacksRunOnceAfterEveryGradient) {
+  Tensor a = leaf({1.0, 2.0});
+  Tensor b = leaf({3.0});
+  std::vector<std::string> events;
+  auto on_grad = [&](const char* name) {
+    return [&, name](const Tensor&) {
+      events.push_back(name);
+      // Queued by every hook: each runs once, after both leaves have their gradients.
+      autograd::queue_callback([&, name] {
+        events.push_back(std::string("callback ") + name + " sees " +
+                         (a.grad().defined() && b.grad().defined() ? "both" : "one"));
+      });
+    };
+  };
+  a.register_post_accumulate_grad_hook(on_grad("a"));
+  b.register_post_accumulate_grad_hook(on_grad("b"));
+  ((a * b).sum() + b.sum()).backward();
+  ASSERT_EQ(events.size(), 4u);
+  EXPECT_EQ(events[2], std::string("callback ") + events[0] + " sees both");
+  EXPECT_EQ(events[3], std::string("callback ") + events[1] + " sees both");
+  // A callback may queue another, which runs in the same pass; the next pass starts empty.
+  events.clear();
+  Tensor c = leaf({1.0});
+  c.register_post_accumulate_grad_hook([&](const Tensor&) {
+    autograd::queue_callback([&] {
+      events.push_back("first");
+      autograd::queue_callback([&] { events.push_back("second"); });
+    });
+  });
+  (c * 2.0).sum().backward();
+  EXPECT_EQ(events, (std::vector<std::string>{"first", "second"}));
+  (c * 2.0).sum().backward();
+  EXPECT_EQ(events.size(), 4u);
+}
+
+TEST_P(MultiOutputTest, GradAccumulatorIsWhatTheGraphReaches) {
+  Tensor w = leaf({1.0, 2.0});
+  Tensor unused = leaf({3.0});
+  std::shared_ptr<autograd::Node> acc = autograd::grad_accumulator(w);
+  ASSERT_NE(acc, nullptr);
+  EXPECT_EQ(acc->name(), "AccumulateGrad");
+  EXPECT_EQ(autograd::grad_accumulator(w), acc);  // the same node while it lives
+  Tensor y = (w * 2.0).sum();
+  // A walk from y's grad_fn meets w's accumulator and not the unused leaf's.
+  std::vector<autograd::Node*> stack{y.grad_fn().get()}, seen;
+  while (!stack.empty()) {
+    autograd::Node* n = stack.back();
+    stack.pop_back();
+    seen.push_back(n);
+    for (const autograd::Edge& e : n->next_edges())
+      if (e.fn) stack.push_back(e.fn.get());
+  }
+  EXPECT_NE(std::find(seen.begin(), seen.end(), acc.get()), seen.end());
+  EXPECT_EQ(std::find(seen.begin(), seen.end(), autograd::grad_accumulator(unused).get()),
+            seen.end());
+  EXPECT_TRUE(throws_error([&] { autograd::grad_accumulator(y); }, ErrorKind::Value,
+                           {"[grad_accumulator]", "grad_fn"}));
+  EXPECT_TRUE(throws_error([&] { autograd::grad_accumulator(value({1.0})); }, ErrorKind::Value,
+                           {"[grad_accumulator]", "does not require grad"}));
+}
+
+TEST_P(MultiOutputTest, QueueCallbackOutsideBackwardIsAnError) {
+  EXPECT_TRUE(throws_error([] { autograd::queue_callback([] {}); }, ErrorKind::Value,
+                           {"[queue_callback]", "during a backward pass"}));
 }
 
 TEST_P(MultiOutputTest, HookRegistrationErrors) {

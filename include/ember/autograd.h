@@ -143,6 +143,18 @@ class EnableGradGuard {
 void backward(const std::vector<Tensor>& outputs, const std::vector<Tensor>& grad_outputs = {},
               bool retain_graph = false);
 
+// The node that accumulates gradients into `leaf` (a tensor that requires grad and has no
+// grad_fn), made on first use and kept alive by the graphs that reach it; what a graph walk from an
+// output's grad_fn() meets for that leaf (DistributedDataParallel finds unused parameters so).
+std::shared_ptr<Node> grad_accumulator(const Tensor& leaf);
+
+// Variable._execution_engine.queue_callback: runs `callback` on this thread once the backward
+// pass now running has processed every node -- after the last gradient is accumulated, before
+// backward() returns (DistributedDataParallel waits for its all-reduces there). Only valid inside
+// a backward pass (from a hook or a node); callbacks run in the order queued and may queue more.
+// A pass that fails drops its callbacks.
+void queue_callback(std::function<void()> callback);
+
 // torch.autograd.grad: the gradients of outputs with respect to inputs, returned instead of
 // accumulated. An input that outputs do not depend on gives an error unless allow_unused.
 std::vector<Tensor> grad(const std::vector<Tensor>& outputs, const std::vector<Tensor>& inputs,

@@ -118,10 +118,47 @@ struct LaterFirst {
 
 }  // namespace
 
+namespace {
+
+// The callbacks of the backward passes running on this thread, innermost last (a hook may run a
+// backward of its own).
+thread_local std::vector<std::vector<std::function<void()>>*> pass_callbacks;
+
+// Registers a pass's callback list for its lifetime.
+class CallbackScope {
+ public:
+  CallbackScope() { pass_callbacks.push_back(&callbacks_); }
+  ~CallbackScope() { pass_callbacks.pop_back(); }
+  CallbackScope(const CallbackScope&) = delete;
+  CallbackScope& operator=(const CallbackScope&) = delete;
+  // Runs the callbacks in order, including those they queue.
+  void run() {
+    for (size_t i = 0; i < callbacks_.size(); ++i) {
+      auto callback = std::move(callbacks_[i]);
+      callback();
+    }
+    callbacks_.clear();
+  }
+
+ private:
+  std::vector<std::function<void()>> callbacks_;
+};
+
+}  // namespace
+
+void queue_callback(std::function<void()> callback) {
+  EMBER_CHECK(!pass_callbacks.empty(),
+              "[queue_callback] final callbacks can only be queued during a backward pass (from "
+              "a hook or a node); call it from a tensor hook");
+  EMBER_CHECK(callback != nullptr, "[queue_callback] the callback is empty");
+  pass_callbacks.back()->push_back(std::move(callback));
+}
+
 void run_backward(const std::vector<Edge>& roots, const std::vector<Tensor>& root_grads,
                   bool retain_graph, bool accumulate, std::vector<Capture>* captured) {
   static std::atomic<uint64_t> passes{0};
   const uint64_t pass = ++passes;
+  CallbackScope callbacks;
   NoGradGuard no_grad;
   // Gradients take the dtypes the forward pass chose: no autocast in backward.
   autocast_detail::Suspend no_autocast;
@@ -192,6 +229,7 @@ void run_backward(const std::vector<Edge>& roots, const std::vector<Tensor>& roo
       if (--next->pass_state().pending == 0) ready.push(edges[i].fn);
     }
   }
+  callbacks.run();
 }
 
 namespace {

@@ -138,4 +138,14 @@ void Tensor::set_data(const Tensor& new_data) const {
   i.dtype = n.dtype;
 }
 
+std::shared_ptr<autograd::Node> autograd::grad_accumulator(const Tensor& leaf) {
+  EMBER_CHECK(leaf.defined() && leaf.requires_grad() && leaf.is_leaf(),
+              "[grad_accumulator] only leaves that require grad have a gradient accumulator; "
+              "this tensor ",
+              !leaf.defined()        ? "is undefined"
+              : leaf.requires_grad() ? "has a grad_fn"
+                                     : "does not require grad");
+  return gradient_edge(leaf).fn;
+}
+
 }  // namespace ember
