@@ -26,3 +26,9 @@ if(PKG_CONFIG_FOUND)
   # libutf8proc-dev).
   pkg_check_modules(UTF8PROC ${EMBER_DEP_MODE} IMPORTED_TARGET GLOBAL libutf8proc)
 endif()
+# Gloo runs the collectives of CPU tensors (Debian: libgloo-dev), as in PyTorch; without it the
+# "gloo" backend is unavailable (clear errors). EMBER_GLOO=OFF leaves it out even when present.
+option(EMBER_GLOO "Build the Gloo backend of ember::distributed when Gloo is found" ON)
+if(EMBER_GLOO)
+  find_package(Gloo CONFIG QUIET)
+endif()

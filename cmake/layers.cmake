@@ -6,7 +6,7 @@
 #   - the internal headers (under src/) of the layers its layer USES,
 #   - the public headers (under include/) of every layer below it (USES, followed transitively).
 # ember/ember.h and the programs (tools, examples, tests, benchmarks) sit above every layer.
-set(EMBER_LAYERS base kernels core backend_cpu backend_cuda autograd ops nn data_io)
+set(EMBER_LAYERS base kernels core backend_cpu backend_cuda autograd ops distributed nn data_io)
 
 # Errors, dtypes and scalars.
 set(EMBER_LAYER_base_DIRS src/base)
@@ -45,12 +45,17 @@ set(EMBER_LAYER_ops_DIRS src/ops)
 set(EMBER_LAYER_ops_HEADERS ember/ops.h ember/creation.h ember/nn_ops.h)
 set(EMBER_LAYER_ops_USES autograd core kernels base)
 
-# Modules, functional forms, losses and init; optimizers and schedules.
+# Process groups and collectives across processes: rendezvous stores, Gloo and NCCL.
+set(EMBER_LAYER_distributed_DIRS src/distributed)
+set(EMBER_LAYER_distributed_HEADERS ember/distributed.h)
+set(EMBER_LAYER_distributed_USES ops core base)
+
+# Modules, functional forms, losses and init; optimizers and schedules; DistributedDataParallel.
 set(EMBER_LAYER_nn_DIRS src/nn src/optim)
 set(EMBER_LAYER_nn_HEADERS ember/nn.h ember/nn/* ember/optim.h ember/optim/*)
-set(EMBER_LAYER_nn_USES ops)
+set(EMBER_LAYER_nn_USES ops distributed)
 
-# Datasets and the DataLoader; safetensors, NumPy, DLPack, atomic files.
+# Datasets, samplers and the DataLoader; safetensors, NumPy, DLPack, atomic files.
 set(EMBER_LAYER_data_io_DIRS src/data src/io)
 set(EMBER_LAYER_data_io_HEADERS ember/data.h ember/data/* ember/io/*)
-set(EMBER_LAYER_data_io_USES ops core)
+set(EMBER_LAYER_data_io_USES ops distributed core)

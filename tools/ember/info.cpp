@@ -20,6 +20,11 @@ int run_info() {
       << "cpu isa:         " << get_cpu_capability()
       << " (ember's own GEMM and vector kernels; cap with EMBER_CPU_ISA=avx512|avx2|baseline)\n";
   std::cout << "cpu threads:     " << get_num_threads() << "\n";
+  std::cout << "distributed:     gloo "
+            << (distributed::is_gloo_available() ? "yes" : "no (built without libgloo-dev)")
+            << ", nccl "
+            << (distributed::is_nccl_available() ? "yes" : "no (needs a CUDA build with NCCL)")
+            << "\n";
   return 0;
 }
 
