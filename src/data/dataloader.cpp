@@ -21,7 +21,12 @@ class Epoch {
         size_t num_batches, uint64_t epoch)
       : dataset_(std::move(dataset)), options_(options), num_batches_(num_batches) {
     auto n = static_cast<int64_t>(dataset_->size());
-    if (options_.shuffle) {
+    if (options_.sampler) {
+      order_ = options_.sampler->indices();
+      for (int64_t i : order_)
+        EMBER_CHECK_KIND(Index, i >= 0 && i < n, "[DataLoader] the sampler gave index ", i,
+                         " for a dataset of ", n, " examples");
+    } else if (options_.shuffle) {
       Generator gen(options_.seed);
       gen.set_offset(epoch * static_cast<uint64_t>(n));
       order_ = randperm(n, {}, &gen).to_vector<int64_t>();
@@ -100,11 +105,15 @@ DataLoader::DataLoader(std::shared_ptr<const Dataset> dataset, DataLoaderOptions
   EMBER_CHECK(options_.prefetch_factor > 0,
               "[DataLoader] prefetch_factor should be a positive integer, got ",
               options_.prefetch_factor);
+  EMBER_CHECK(!(options_.sampler && options_.shuffle),
+              "[DataLoader] sampler option is mutually exclusive with shuffle; shuffle in the "
+              "sampler (DistributedSampler shuffles by default)");
   if (options_.device) options_.device = resolve_device(*options_.device);
 }
 
 size_t DataLoader::size() const {
-  size_t n = dataset_->size(), bs = static_cast<size_t>(options_.batch_size);
+  size_t n = options_.sampler ? options_.sampler->size() : dataset_->size();
+  size_t bs = static_cast<size_t>(options_.batch_size);
   return options_.drop_last ? n / bs : (n + bs - 1) / bs;
 }
 

@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "ember/data/dataset.h"
+#include "ember/data/sampler.h"
 #include "ember/device.h"
 
 namespace ember::data {
@@ -22,6 +23,9 @@ struct DataLoaderOptions {
   bool pin_memory = false;  // batches in pinned memory (when a GPU is present), copied async
   std::optional<Device> device = std::nullopt;  // batches are moved there (non_blocking)
   int prefetch_factor = 2;                      // batches prepared ahead per worker
+  // Where each epoch's indices come from (a DistributedSampler, say) instead of 0..N-1 or the
+  // shuffle; mutually exclusive with shuffle, as in PyTorch.
+  std::shared_ptr<const Sampler> sampler = nullptr;
 };
 
 namespace detail {
@@ -29,12 +33,13 @@ class Epoch;
 }
 
 // Iterating a DataLoader runs one epoch: batches of get_batch over consecutive runs of indices
-// (0..N-1, or a permutation when shuffling), always in order whatever num_workers. A worker's
-// exception comes out of the iterator's ++ (or begin()); leaving the loop early stops the workers.
+// (0..N-1, a permutation when shuffling, or the sampler's), always in order whatever num_workers. A
+// worker's exception comes out of the iterator's ++ (or begin()); leaving the loop early stops the
+// workers.
 class DataLoader {
  public:
   DataLoader(std::shared_ptr<const Dataset> dataset, DataLoaderOptions options = {});
-  size_t size() const;  // batches per epoch
+  size_t size() const;  // batches per epoch (of the sampler's indices when there is one)
   const DataLoaderOptions& options() const { return options_; }
   const Dataset& dataset() const { return *dataset_; }
   // The epoch the next begin() starts (0 at first); set it to repeat or skip epochs' orders.
