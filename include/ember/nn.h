@@ -1,4 +1,5 @@
-// ember/nn.h: neural-network modules, functional forms, losses and initialisation.
+// ember/nn.h: neural-network modules, functional forms, losses and initialisation, and
+// data-parallel training.
 #pragma once
 
 #include "ember/nn/activations.h"
@@ -11,6 +12,7 @@
 #include "ember/nn/modules.h"
 #include "ember/nn/more_losses.h"
 #include "ember/nn/norm_modules.h"
+#include "ember/nn/parallel.h"
 #include "ember/nn/rnn.h"
 #include "ember/nn/transformer.h"
 #include "ember/nn/utils.h"

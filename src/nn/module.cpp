@@ -1,7 +1,8 @@
-// nn/module.cpp: Module's registries, traversal, device moves, state dicts and printing.
+// nn/module.cpp: Module's registries, traversal, device moves, state dicts, cloning and printing.
 #include "ember/nn/module.h"
 
 #include <ostream>
+#include <typeindex>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -13,6 +14,75 @@ Tensor Module::forward(const Tensor&) {
   EMBER_THROW(NotImplemented, "[", name_,
               "] has no forward(Tensor); call the module's own "
               "forward(...) with its arguments");
+}
+
+Tensor CloneMap::tensor(const Tensor& t) {
+  auto it = tensors_.find(&t.impl());
+  if (it != tensors_.end()) return it->second;
+  NoGradGuard no_grad;
+  Tensor copy = t.detach().clone();
+  if (t.requires_grad()) copy.requires_grad_();
+  tensors_.emplace(&t.impl(), copy);
+  return copy;
+}
+
+std::shared_ptr<Module> CloneMap::module(const Module& m) {
+  auto it = modules_.find(&m);
+  if (it != modules_.end()) return it->second;
+  std::shared_ptr<Module> copy = m.clone_impl(*this);
+  modules_.emplace(&m, copy);
+  return copy;
+}
+
+namespace detail {
+
+namespace {
+std::unordered_map<std::type_index, CopyCloner>& copy_cloners() {
+  static std::unordered_map<std::type_index, CopyCloner> cloners;
+  return cloners;
+}
+}  // namespace
+
+bool register_copy_cloner(const std::type_info& type, CopyCloner cloner) {
+  copy_cloners().emplace(std::type_index(type), cloner);
+  return true;
+}
+
+}  // namespace detail
+
+std::shared_ptr<Module> Module::clone() const {
+  CloneMap map;
+  return map.module(*this);
+}
+
+std::shared_ptr<Module> Module::clone_impl(CloneMap&) const {
+  auto& cloners = detail::copy_cloners();
+  auto it = cloners.find(std::type_index(typeid(*this)));
+  EMBER_CHECK_KIND(
+      NotImplemented,
+      parameters_.empty() && buffers_.empty() && children_.empty() && it != cloners.end(),
+      "[clone] ", name_, " cannot be cloned: it does not implement clone_impl(); add EMBER_CLONE(",
+      name_, "Impl, &", name_,
+      "Impl::member, ...) to its class, listing its member tensors and sub-modules");
+  return it->second(*this);
+}
+
+void Module::check_clone_type(const Module& original, const std::type_info& impl) {
+  EMBER_CHECK_KIND(NotImplemented, typeid(original) == impl, "[clone] ", original.name_,
+                   " derives from a module that can be cloned but has no clone_impl() of its "
+                   "own; add EMBER_CLONE(...) to its class");
+}
+
+void Module::adopt_registered(const Module& original, CloneMap& map) {
+  parameters_.clear();
+  buffers_.clear();
+  children_.clear();
+  for (const auto& [name, t] : original.parameters_)
+    parameters_.emplace_back(name, t.defined() ? map.tensor(t) : t);
+  for (const auto& [name, t] : original.buffers_)
+    buffers_.emplace_back(name, t.defined() ? map.tensor(t) : t);
+  for (const auto& [name, child] : original.children_)
+    children_.emplace_back(name, map.module(*child));
 }
 
 Tensor Module::register_parameter(std::string name, Tensor tensor, bool requires_grad) {

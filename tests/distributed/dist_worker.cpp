@@ -274,6 +274,12 @@ int scenario(const std::string& name) {
       check(std::strstr(e.what(), "[4]") && std::strstr(e.what(), "[5]"),
             "the error shows both shapes");
     }
+  } else if (name == "ddp") {
+    return run_ddp_checks(Device("cpu"));
+  } else if (name == "ddp_fake_cuda") {
+    return run_ddp_checks(Device("cuda:0"));
+  } else if (name == "ddp_rank_killed") {
+    return run_ddp_rank_killed();
   } else if (name == "rendezvous") {
     check(dist::is_initialized(), "is_initialized after init_process_group");
     dist::barrier();

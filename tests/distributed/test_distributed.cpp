@@ -1,7 +1,7 @@
-// tests/distributed/test_distributed.cpp: multi-process tests of ember::distributed. Each test
-// starts its ranks itself (ember_dist_worker SCENARIO, with torchrun's variables on loopback or a
-// file:// store in a fresh directory), waits for them with a deadline and checks how each ended; a
-// rank's checks print "FAIL" lines, shown on failure.
+// tests/distributed/test_distributed.cpp: multi-process tests of ember::distributed and
+// DistributedDataParallel. Each test starts its ranks itself (ember_dist_worker SCENARIO, with
+// torchrun's variables on loopback or a file:// store in a fresh directory), waits for them with
+// a deadline and checks how each ended; a rank's checks print "FAIL" lines, shown on failure.
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <signal.h>
@@ -226,6 +226,28 @@ TEST(Distributed, WrongMasterPortFailsTheRendezvousAfterTheTimeout) {
   EXPECT_EQ(results[0].exit_code, 3) << describe(results);
   EXPECT_NE(results[0].log.find("waiting for rank(s) 1 to join"), std::string::npos)
       << describe(results);
+}
+
+class DataParallelTraining : public ::testing::TestWithParam<int> {};
+
+// DistributedDataParallel against single-process references (dist_ddp_checks.cpp).
+TEST_P(DataParallelTraining, MatchesTheSingleProcessReference) {
+  expect_all_passed(run_ranks({.scenario = "ddp", .world = GetParam()}));
+}
+
+INSTANTIATE_TEST_SUITE_P(World, DataParallelTraining, ::testing::Values(1, 2, 3));
+
+TEST(Distributed, DataParallelOnCudaTensorsOfTheFakeBackend) {
+  expect_all_passed(run_ranks({.scenario = "ddp_fake_cuda", .world = 2}));
+}
+
+TEST(Distributed, KillingOneRankMidTrainingFailsTheOthers) {
+  auto results = run_ranks({.scenario = "ddp_rank_killed", .world = 3, .pg_timeout_s = 20});
+  EXPECT_EQ(results[1].signal, SIGKILL) << describe(results);
+  for (int r : {0, 2}) {
+    EXPECT_EQ(results[r].exit_code, 0) << describe(results);
+    EXPECT_LT(results[r].seconds, 20.0) << describe(results);
+  }
 }
 
 }  // namespace

@@ -66,6 +66,7 @@ EMBER_ACTIVATION(LogSoftmax, int64_t dim);
 // PReLU: a learned negative slope, one (num_parameters 1) or one per channel, initialized to
 // `init`; its parameter is `weight`, as PyTorch's.
 class PReLUImpl : public Module {
+  EMBER_CLONE(PReLUImpl, &PReLUImpl::weight)
  public:
   explicit PReLUImpl(int64_t num_parameters = 1, double init = 0.25);
   Tensor forward(const Tensor& input) override;

@@ -29,6 +29,7 @@ struct Conv1dOptions {
 };
 // weight: (out_channels, in_channels / groups, kernel_size); bias: (out_channels).
 class Conv1dImpl : public Module {
+  EMBER_CLONE(Conv1dImpl, &Conv1dImpl::weight, &Conv1dImpl::bias)
  public:
   Conv1dImpl(int64_t in_channels, int64_t out_channels, int64_t kernel_size,
              const Conv1dOptions& options = {});
@@ -52,6 +53,7 @@ struct Conv3dOptions {
 };
 // weight: (out_channels, in_channels / groups, kd, kh, kw); bias: (out_channels).
 class Conv3dImpl : public Module {
+  EMBER_CLONE(Conv3dImpl, &Conv3dImpl::weight, &Conv3dImpl::bias)
  public:
   Conv3dImpl(int64_t in_channels, int64_t out_channels, Size3d kernel_size,
              const Conv3dOptions& options = {});
@@ -77,6 +79,7 @@ struct ConvTranspose1dOptions {
 };
 // weight: (in_channels, out_channels / groups, kernel_size); bias: (out_channels).
 class ConvTranspose1dImpl : public Module {
+  EMBER_CLONE(ConvTranspose1dImpl, &ConvTranspose1dImpl::weight, &ConvTranspose1dImpl::bias)
  public:
   ConvTranspose1dImpl(int64_t in_channels, int64_t out_channels, int64_t kernel_size,
                       const ConvTranspose1dOptions& options = {});
@@ -102,6 +105,7 @@ struct ConvTranspose2dOptions {
 };
 // weight: (in_channels, out_channels / groups, kh, kw); bias: (out_channels).
 class ConvTranspose2dImpl : public Module {
+  EMBER_CLONE(ConvTranspose2dImpl, &ConvTranspose2dImpl::weight, &ConvTranspose2dImpl::bias)
  public:
   ConvTranspose2dImpl(int64_t in_channels, int64_t out_channels, Size2d kernel_size,
                       const ConvTranspose2dOptions& options = {});

@@ -6,6 +6,8 @@
 #include <memory>
 #include <string>
 #include <type_traits>
+#include <typeinfo>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -16,11 +18,26 @@ namespace ember::nn {
 // Named tensors in registration order, as module.state_dict() returns them.
 using StateDict = std::vector<std::pair<std::string, Tensor>>;
 
+class Module;
+
+// What clone() has copied so far, so that a tensor or module shared by two owners (tied
+// weights) is copied once and stays shared in the copy.
+class CloneMap {
+ public:
+  // t's copy (detached, same device, dtype and requires_grad), made on first request.
+  Tensor tensor(const Tensor& t);
+  // m's clone, made on first request.
+  std::shared_ptr<Module> module(const Module& m);
+
+ private:
+  std::unordered_map<const TensorImpl*, Tensor> tensors_;
+  std::unordered_map<const Module*, std::shared_ptr<Module>> modules_;
+};
+
 class Module : public std::enable_shared_from_this<Module> {
  public:
   explicit Module(std::string name = "Module") : name_(std::move(name)) {}
   virtual ~Module() = default;
-  Module(const Module&) = delete;
   Module& operator=(const Module&) = delete;
 
   // The layer's computation for modules that map one tensor to one tensor (all built-in layers);
@@ -56,6 +73,14 @@ class Module : public std::enable_shared_from_this<Module> {
   // Copies values in; strict rejects missing and unexpected keys. Shapes must match.
   void load_state_dict(const StateDict& state, bool strict = true);
 
+  // A deep copy (LibTorch's Cloneable::clone): the same type and options with its own
+  // parameters, buffers and sub-modules, their values copied (same devices, dtypes and
+  // requires_grad), tensors shared inside the module shared in the copy. DataParallel replicates
+  // modules with it. Built-in layers have it; a module of your own that holds parameters,
+  // buffers or sub-modules provides it with EMBER_CLONE(YourImpl, &YourImpl::member, ...) in its
+  // class, listing every member tensor and sub-module pointer (ModuleHolder members included).
+  std::shared_ptr<Module> clone() const;
+
   const std::string& name() const { return name_; }
   // What goes between the parentheses when printed: "in_features=10, out_features=1, bias=True".
   virtual std::string extra_repr() const { return ""; }
@@ -63,6 +88,25 @@ class Module : public std::enable_shared_from_this<Module> {
   std::string str() const;
 
  protected:
+  // For clone(): a module with this one's name and training flag and nothing registered yet
+  // (copies of subclasses copy their options; adopt() then gives them their own tensors).
+  Module(const Module& other)
+      : std::enable_shared_from_this<Module>(), name_(other.name_), training_(other.training_) {}
+  // Makes the clone of this module (see EMBER_CLONE). The default copies modules with nothing
+  // registered (layers such as ReLU, whose copy constructor copies their options) and refuses
+  // the others, naming them.
+  virtual std::shared_ptr<Module> clone_impl(CloneMap& map) const;
+  // For clone_impl(): this copy of `original` takes copies (from map) of its member tensors and
+  // sub-modules, then registers the copies of every parameter, buffer and child of `original`.
+  template <class Impl, class... MemberPointers>
+  static std::shared_ptr<Module> clone_as(const Impl& original, CloneMap& map,
+                                          MemberPointers... members) {
+    check_clone_type(original, typeid(Impl));
+    auto copy = std::make_shared<Impl>(original);
+    (adopt_member(map, (*copy).*members), ...);
+    copy->adopt_registered(original, map);
+    return copy;
+  }
   // Registers and returns a parameter (requires_grad set on it).
   Tensor register_parameter(std::string name, Tensor tensor, bool requires_grad = true);
   Tensor register_buffer(std::string name, Tensor tensor);
@@ -73,6 +117,22 @@ class Module : public std::enable_shared_from_this<Module> {
   }
 
  private:
+  friend class CloneMap;
+  static void adopt_member(CloneMap& map, Tensor& t) {
+    if (t.defined()) t = map.tensor(t);
+  }
+  template <class M>
+  static void adopt_member(CloneMap& map, std::shared_ptr<M>& m) {
+    if (m) m = std::dynamic_pointer_cast<M>(map.module(*m));
+  }
+  template <class Holder>
+  requires requires(Holder h) { h.ptr(); }
+  static void adopt_member(CloneMap& map, Holder& h) {
+    if (h.ptr()) h = Holder(std::dynamic_pointer_cast<typename Holder::ImplType>(map.module(*h)));
+  }
+  void adopt_registered(const Module& original, CloneMap& map);
+  // Refuses to clone a subclass of `impl` that has no clone_impl of its own (it would be sliced).
+  static void check_clone_type(const Module& original, const std::type_info& impl);
   void collect(const std::string& prefix, bool params, bool recurse, StateDict& out) const;
   std::string str(int indent) const;
 
@@ -83,6 +143,21 @@ class Module : public std::enable_shared_from_this<Module> {
 };
 
 std::ostream& operator<<(std::ostream& os, const Module& module);
+
+namespace detail {
+using CopyCloner = std::shared_ptr<Module> (*)(const Module&);
+// Records Impl's copy constructor for Module's default clone_impl (EMBER_MODULE does it).
+bool register_copy_cloner(const std::type_info& type, CopyCloner cloner);
+template <class Impl>
+bool register_copyable() {
+  if constexpr (std::is_copy_constructible_v<Impl> && !std::is_abstract_v<Impl>) {
+    return register_copy_cloner(typeid(Impl), [](const Module& m) -> std::shared_ptr<Module> {
+      return std::make_shared<Impl>(static_cast<const Impl&>(m));
+    });
+  }
+  return false;
+}
+}  // namespace detail
 
 // A shared handle to a module implementation: `->` reaches the module, `()` calls forward.
 template <class Impl>
@@ -117,6 +192,18 @@ std::ostream& operator<<(std::ostream& os, const ModuleHolder<Impl>& m) {
 
 }  // namespace ember::nn
 
+// Inside a module class: its clone_impl, copying the module and giving the copy its own copies of
+// the listed members (Tensor, std::shared_ptr<SomeImpl> or holder members, as pointers to
+// members: EMBER_CLONE(MyNetImpl, &MyNetImpl::weight, &MyNetImpl::encoder)); every parameter,
+// buffer and child must be reachable so, or be registered only (as Sequential's children).
+#define EMBER_CLONE(Impl, ...)                                                                 \
+ protected:                                                                                    \
+  std::shared_ptr<::ember::nn::Module> clone_impl(::ember::nn::CloneMap& map) const override { \
+    return clone_as<Impl>(*this, map __VA_OPT__(, ) __VA_ARGS__);                              \
+  }                                                                                            \
+                                                                                               \
+ public:
+
 // Declares `Name` as the holder of `Name##Impl`, with a chainable to():
 //   auto model = nn::Linear(10, 1).to(device);
 #define EMBER_MODULE(Name) EMBER_MODULE_WITH(Name, )
@@ -137,4 +224,5 @@ std::ostream& operator<<(std::ostream& os, const ModuleHolder<Impl>& m) {
       impl_->to(dtype);                                                \
       return *this;                                                    \
     }                                                                  \
-  }
+  };                                                                   \
+  inline const bool ember_copy_cloner_##Name = ::ember::nn::detail::register_copyable<Name##Impl>()

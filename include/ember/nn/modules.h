@@ -16,6 +16,7 @@ namespace ember::nn {
 // y = x W^T + b. weight: (out_features, in_features); bias: (out_features).
 // Init as PyTorch: weight kaiming_uniform_(a = sqrt(5)), bias uniform(+-1/sqrt(in_features)).
 class LinearImpl : public Module {
+  EMBER_CLONE(LinearImpl, &LinearImpl::weight, &LinearImpl::bias)
  public:
   LinearImpl(int64_t in_features, int64_t out_features, bool bias = true);
   Tensor forward(const Tensor& input) override;  // input: (..., in_features)
@@ -33,6 +34,7 @@ EMBER_MODULE(Linear);
 
 // Runs its children in order.
 class SequentialImpl : public Module {
+  EMBER_CLONE(SequentialImpl)
  public:
   SequentialImpl() : Module("Sequential") {}
   template <class... Modules>
@@ -53,6 +55,7 @@ EMBER_MODULE(Sequential);
 // Holds modules under the names "0", "1", ... and has no forward of its own (PyTorch's
 // ModuleList): `layers[i]` reaches one, as the module type its owner knows.
 class ModuleListImpl : public Module {
+  EMBER_CLONE(ModuleListImpl)
  public:
   ModuleListImpl() : Module("ModuleList") {}
   template <class Holder>
@@ -137,6 +140,7 @@ EMBER_MODULE(Flatten);
 
 // Normalizes over the trailing normalized_shape dims; weight ones and bias zeros when affine.
 class LayerNormImpl : public Module {
+  EMBER_CLONE(LayerNormImpl, &LayerNormImpl::weight, &LayerNormImpl::bias)
  public:
   // bias = false: a weight only (PyTorch 2.1's LayerNorm(bias=False)).
   explicit LayerNormImpl(Shape normalized_shape, double eps = 1e-5, bool elementwise_affine = true,
@@ -153,6 +157,7 @@ EMBER_MODULE(LayerNorm);
 // padding_idx row starts at zero and gets no gradient.
 // max_norm: rows looked up are first rescaled in place to at most that norm (F::embedding).
 class EmbeddingImpl : public Module {
+  EMBER_CLONE(EmbeddingImpl, &EmbeddingImpl::weight)
  public:
   EmbeddingImpl(int64_t num_embeddings, int64_t embedding_dim,
                 std::optional<int64_t> padding_idx = std::nullopt,
@@ -177,6 +182,7 @@ struct EmbeddingBagOptions {
 // Bags of embeddings reduced (F::embedding_bag). weight: (num_embeddings, embedding_dim) ~ N(0, 1),
 // the padding_idx row zero.
 class EmbeddingBagImpl : public Module {
+  EMBER_CLONE(EmbeddingBagImpl, &EmbeddingBagImpl::weight)
  public:
   EmbeddingBagImpl(int64_t num_embeddings, int64_t embedding_dim,
                    const EmbeddingBagOptions& options = {});
@@ -197,6 +203,7 @@ EMBER_MODULE_WITH(EmbeddingBag, EmbeddingBag(int64_t num_embeddings, int64_t emb
 // y = x1^T A x2 + b. weight: (out_features, in1_features, in2_features), bias: (out_features),
 // both uniform(+-1/sqrt(in1_features)) as PyTorch.
 class BilinearImpl : public Module {
+  EMBER_CLONE(BilinearImpl, &BilinearImpl::weight, &BilinearImpl::bias)
  public:
   BilinearImpl(int64_t in1_features, int64_t in2_features, int64_t out_features, bool bias = true);
   Tensor forward(const Tensor& x1, const Tensor& x2) const;  // (..., in1), (..., in2) -> (..., out)
@@ -218,6 +225,7 @@ struct Conv2dOptions {
 // Init as PyTorch: weight kaiming_uniform_(a = sqrt(5)), bias uniform(+-1/sqrt(fan_in)) with
 // fan_in = in_channels / groups * kh * kw.
 class Conv2dImpl : public Module {
+  EMBER_CLONE(Conv2dImpl, &Conv2dImpl::weight, &Conv2dImpl::bias)
  public:
   Conv2dImpl(int64_t in_channels, int64_t out_channels, Size2d kernel_size,
              const Conv2dOptions& options = {});
@@ -301,6 +309,9 @@ class BatchNormImplBase : public Module {
 
 // input: (N, C) or (N, C, L).
 class BatchNorm1dImpl : public BatchNormImplBase {
+  EMBER_CLONE(BatchNorm1dImpl, &BatchNorm1dImpl::weight, &BatchNorm1dImpl::bias,
+              &BatchNorm1dImpl::running_mean, &BatchNorm1dImpl::running_var,
+              &BatchNorm1dImpl::num_batches_tracked)
  public:
   explicit BatchNorm1dImpl(int64_t num_features, const BatchNormOptions& options = {})
       : BatchNormImplBase("BatchNorm1d", num_features, options) {}
@@ -313,6 +324,9 @@ EMBER_MODULE_WITH(BatchNorm1d, BatchNorm1d(int64_t num_features, const BatchNorm
 
 // input: (N, C, H, W).
 class BatchNorm2dImpl : public BatchNormImplBase {
+  EMBER_CLONE(BatchNorm2dImpl, &BatchNorm2dImpl::weight, &BatchNorm2dImpl::bias,
+              &BatchNorm2dImpl::running_mean, &BatchNorm2dImpl::running_var,
+              &BatchNorm2dImpl::num_batches_tracked)
  public:
   explicit BatchNorm2dImpl(int64_t num_features, const BatchNormOptions& options = {})
       : BatchNormImplBase("BatchNorm2d", num_features, options) {}

@@ -14,6 +14,7 @@ namespace ember::nn {
 // x / sqrt(mean(x^2 over normalized_shape) + eps) * weight; weight (normalized_shape) starts at
 // ones; eps by default the input dtype's epsilon.
 class RMSNormImpl : public Module {
+  EMBER_CLONE(RMSNormImpl, &RMSNormImpl::weight)
  public:
   explicit RMSNormImpl(Shape normalized_shape, std::optional<double> eps = std::nullopt,
                        bool elementwise_affine = true);
@@ -27,6 +28,7 @@ EMBER_MODULE(RMSNorm);
 
 // num_channels split into num_groups groups, each normalized; weight ones and bias zeros (C).
 class GroupNormImpl : public Module {
+  EMBER_CLONE(GroupNormImpl, &GroupNormImpl::weight, &GroupNormImpl::bias)
  public:
   GroupNormImpl(int64_t num_groups, int64_t num_channels, double eps = 1e-5, bool affine = true);
   Tensor forward(const Tensor& input) override;  // input: (N, num_channels, *)
@@ -59,13 +61,15 @@ class InstanceNormImplBase : public Module {
                        const InstanceNormOptions& options);
   int64_t spatial_dims;
 };
-#define EMBER_INSTANCE_NORM(Name, dims)                                                       \
-  class Name##Impl : public InstanceNormImplBase {                                            \
-   public:                                                                                    \
-    explicit Name##Impl(int64_t num_features, const InstanceNormOptions& options = {})        \
-        : InstanceNormImplBase(#Name, dims, num_features, options) {}                         \
-  };                                                                                          \
-  EMBER_MODULE_WITH(Name, Name(int64_t num_features, const InstanceNormOptions& options = {}) \
+#define EMBER_INSTANCE_NORM(Name, dims)                                                        \
+  class Name##Impl : public InstanceNormImplBase {                                             \
+    EMBER_CLONE(Name##Impl, &Name##Impl::weight, &Name##Impl::bias, &Name##Impl::running_mean, \
+                &Name##Impl::running_var, &Name##Impl::num_batches_tracked)                    \
+   public:                                                                                     \
+    explicit Name##Impl(int64_t num_features, const InstanceNormOptions& options = {})         \
+        : InstanceNormImplBase(#Name, dims, num_features, options) {}                          \
+  };                                                                                           \
+  EMBER_MODULE_WITH(Name, Name(int64_t num_features, const InstanceNormOptions& options = {})  \
                     : ModuleHolder(std::make_shared<Name##Impl>(num_features, options)){})
 EMBER_INSTANCE_NORM(InstanceNorm1d, 1);  // input: (N, C, L) or (C, L)
 EMBER_INSTANCE_NORM(InstanceNorm2d, 2);  // input: (N, C, H, W) or (C, H, W)
