@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "ember/device.h"
+#include "launcher.h"  // `ember run`: LaunchOptions and run_launcher, kept free of ember itself
 
 namespace ember::cli {
 

@@ -1,6 +1,6 @@
 // tools/ember/main.cpp: the `ember` program -- `ember info`, `ember train`, `ember eval`,
-// `ember embed`, `ember generate`. Errors become one line on stderr and a non-zero exit, never a
-// stack dump.
+// `ember embed`, `ember generate`, `ember run`. Errors become one line on stderr and a non-zero
+// exit, never a stack dump.
 #include <CLI/CLI.hpp>
 
 #include <exception>
@@ -84,6 +84,29 @@ int main(int argc, char** argv) {
   CLI::App* g = app.add_subcommand("generate", "Sample text from a GPT checkpoint");
   add_generate_options(*g, generate);
 
+  LaunchOptions launch;
+  CLI::App* r = app.add_subcommand(
+      "run", "Start processes of a program with torchrun's environment (RANK, WORLD_SIZE, ...)");
+  r->add_option("--nproc-per-node,--nproc_per_node", launch.nproc_per_node,
+                "Processes on this node")
+      ->capture_default_str();
+  r->add_option("--nnodes", launch.nnodes, "Nodes in the job")->capture_default_str();
+  r->add_option("--node-rank,--node_rank", launch.node_rank, "This node's rank, 0 .. nnodes-1")
+      ->capture_default_str();
+  r->add_option("--master-addr,--master_addr", launch.master_addr, "Address of rank 0's node")
+      ->capture_default_str();
+  r->add_option("--master-port,--master_port", launch.master_port, "Port rank 0 listens on")
+      ->capture_default_str();
+  // PROGRAM and everything after it are the program's, even arguments that start with '-'
+  // (positionals_at_end: once the first positional is seen, the rest are positionals too).
+  r->add_option("program", launch.command,
+                "The program to start (a path or a name on PATH), then its arguments")
+      ->required();
+  r->positionals_at_end();
+  r->footer(
+      "Every line the processes write is prefixed with \"[rankK]: \". When one fails, the others "
+      "get SIGTERM, then SIGKILL after EMBER_RUN_GRACE_S seconds (default 5).");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& err) {
@@ -97,6 +120,7 @@ int main(int argc, char** argv) {
     if (app.got_subcommand("eval")) return run_eval(eval);
     if (app.got_subcommand("embed")) return run_embed(embed);
     if (app.got_subcommand("generate")) return run_generate(generate);
+    if (app.got_subcommand("run")) return run_launcher(launch);
     return run_train(train);  // `ember` alone trains with the defaults
   } catch (const ember::Error& err) {
     std::cerr << "ember: error: " << err.what() << "\n";
