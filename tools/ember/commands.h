@@ -31,6 +31,7 @@ struct TrainOptions {
   bool resume = false;
   int workers = 2;
   std::string amp = "none";  // none | bf16 (autocast in bfloat16) | fp16 (float16 + GradScaler)
+  int nproc_per_node = 0;    // > 0: train data-parallel on that many processes of this machine
   GptTrainOptions gpt;
 };
 

@@ -86,12 +86,13 @@ uint64_t splitmix64_at(uint64_t seed, uint64_t n) {
 }
 
 BatchSampler::BatchSampler(const std::vector<int64_t>& tokens, int64_t batch_size,
-                           int64_t block_size, uint64_t seed, uint64_t position)
+                           int64_t block_size, uint64_t seed, uint64_t position, uint64_t skip)
     : tokens_(&tokens),
       batch_size_(batch_size),
       block_size_(block_size),
       seed_(seed),
-      position_(position) {}
+      position_(position),
+      skip_(skip) {}
 
 void BatchSampler::next(Tensor& x, Tensor& y) {
   const auto range = static_cast<uint64_t>(tokens_->size()) - static_cast<uint64_t>(block_size_);
@@ -105,6 +106,7 @@ void BatchSampler::next(Tensor& x, Tensor& y) {
   }
   x = from_vector(xs, Shape{batch_size_, block_size_});
   y = from_vector(ys, Shape{batch_size_, block_size_});
+  position_ += skip_;
 }
 
 }  // namespace ember::cli

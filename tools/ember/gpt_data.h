@@ -56,8 +56,10 @@ uint64_t splitmix64_at(uint64_t seed, uint64_t n);
 // window starts being draws of splitmix64 modulo (tokens - block_size).
 class BatchSampler {
  public:
+  // skip: windows passed over after each batch (those the other ranks of a data-parallel run
+  // take, so that the ranks together draw the windows of one process's batches).
   BatchSampler(const std::vector<int64_t>& tokens, int64_t batch_size, int64_t block_size,
-               uint64_t seed, uint64_t position = 0);
+               uint64_t seed, uint64_t position = 0, uint64_t skip = 0);
   // x, y: (batch_size, block_size) int64 on the CPU.
   void next(Tensor& x, Tensor& y);
   uint64_t position() const { return position_; }
@@ -65,7 +67,7 @@ class BatchSampler {
  private:
   const std::vector<int64_t>* tokens_;
   int64_t batch_size_, block_size_;
-  uint64_t seed_, position_;
+  uint64_t seed_, position_, skip_;
 };
 
 }  // namespace ember::cli

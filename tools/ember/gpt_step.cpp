@@ -7,14 +7,23 @@
 namespace ember::cli {
 
 double gpt_train_step(GptImpl& model, optim::Optimizer& opt, BatchSampler& sampler,
-                      int64_t grad_accum, double grad_clip, double lr, Device device) {
+                      int64_t grad_accum, double grad_clip, double lr, Device device,
+                      nn::parallel::DistributedDataParallelImpl* ddp) {
   for (size_t group = 0; group < opt.num_param_groups(); ++group) opt.set_lr(group, lr);
   double total = 0;
   Tensor x, y;
   for (int64_t micro = 0; micro < grad_accum; ++micro) {
     sampler.next(x, y);
-    Tensor loss =
-        GptImpl::loss(model.forward(x.to(device)), y.to(device)) / static_cast<double>(grad_accum);
+    Tensor logits;
+    if (!ddp) {
+      logits = model.forward(x.to(device));
+    } else if (micro + 1 < grad_accum) {
+      auto local = ddp->no_sync();
+      logits = ddp->forward(x.to(device));
+    } else {
+      logits = ddp->forward(x.to(device));
+    }
+    Tensor loss = GptImpl::loss(logits, y.to(device)) / static_cast<double>(grad_accum);
     loss.backward();
     total += loss.item<double>();
   }

@@ -1,7 +1,7 @@
 // tools/ember/gpt_train.cpp: `ember train --model gpt` -- a character-level GPT on a text file
 // with AdamW, warmup and cosine decay, gradient clipping and accumulation; every eval interval
 // the train and validation losses go to metrics.csv and curves.svg and the state to the
-// checkpoint, from which --resume continues.
+// checkpoint, from which --resume continues. Data-parallel across the ranks of a launched job.
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -9,6 +9,7 @@
 
 #include "checkpoint.h"
 #include "commands.h"
+#include "distributed_run.h"
 #include "ember/ember.h"
 #include "gpt_checkpoint.h"
 #include "gpt_data.h"
@@ -38,7 +39,13 @@ int run_train_gpt(const TrainOptions& o) {
   set_flush_denormal(true);
   const GptTrainOptions& g = o.gpt;
   const int64_t batch = o.batch_size ? o.batch_size : 12;
-  Device device = pick_device(o.device);
+  // Under `ember run` (or --nproc-per-node): one rank of a data-parallel job. The ranks split
+  // each batch: together they draw the windows one process would, so the losses are the same.
+  const RankInfo job = join_job_if_launched();
+  Device device = rank_device(o.device, job);
+  EMBER_CHECK(batch % job.world == 0, "--batch-size ", batch, " is the global batch, split over ",
+              "the ", job.world, " processes; make it a multiple of their number");
+  const int64_t local_batch = batch / job.world;
   const std::string path = o.data.empty() ? kDefaultGptText : o.data;
   const std::string text = read_text_file(path);
   GptSpec spec{{.block_size = g.block_size,
@@ -49,7 +56,7 @@ int run_train_gpt(const TrainOptions& o) {
                Vocabulary::of_text(text)};
   spec.config.vocab_size = spec.vocab.size();
   const TextSplits splits = split_text(spec.vocab.encode(text, "the text"), g.block_size);
-  std::filesystem::create_directories(o.out);
+  if (job.is_main()) std::filesystem::create_directories(o.out);
   const std::string ckpt = o.out + "/checkpoint.safetensors", csv = o.out + "/metrics.csv",
                     svg = o.out + "/curves.svg";
 
@@ -80,24 +87,35 @@ int run_train_gpt(const TrainOptions& o) {
     default_generator(Device(kCPU)).manual_seed(info.generator_seed);
     default_generator(Device(kCPU)).set_offset(info.generator_offset);
     start = info.epoch;
-    rows = read_gpt_metrics_csv(csv);
+    if (job.is_main()) rows = read_gpt_metrics_csv(csv);
     while (!rows.empty() && rows.back().iter > start) rows.pop_back();
-    std::cerr << "resuming gpt after iteration " << start << " from " << ckpt << "\n";
+    if (job.is_main())
+      std::cerr << "resuming gpt after iteration " << start << " from " << ckpt << "\n";
   }
+  std::shared_ptr<nn::parallel::DistributedDataParallelImpl> ddp;
+  if (job.distributed) ddp = nn::parallel::DistributedDataParallel(model.ptr()).ptr();
   int64_t params = 0;
   for (const Tensor& p : model->parameters()) params += p.numel();
-  std::cerr << "training gpt on " << device << ": " << params << " parameters, " << g.layers
-            << " layers, " << g.heads << " heads, embedding " << g.embd << ", block "
-            << g.block_size << ", vocabulary " << spec.vocab.size() << ", " << splits.train.size()
-            << " train and " << splits.val.size() << " validation characters, batch " << batch
-            << " x " << g.grad_accum << ", adamw lr " << o.lr << "\n";
+  if (job.is_main())
+    std::cerr << "training gpt on " << device
+              << (job.distributed ? " (rank 0; " + std::to_string(job.world) +
+                                        " processes, DistributedDataParallel)"
+                                  : std::string())
+              << ": " << params << " parameters, " << g.layers << " layers, " << g.heads
+              << " heads, embedding " << g.embd << ", block " << g.block_size << ", vocabulary "
+              << spec.vocab.size() << ", " << splits.train.size() << " train and "
+              << splits.val.size() << " validation characters, batch " << batch << " x "
+              << g.grad_accum << ", adamw lr " << o.lr << "\n";
 
   const double min_lr = o.lr / 10;
   const int64_t decay_iters = g.lr_decay_iters ? g.lr_decay_iters : g.iters;
   const int64_t tokens_per_step = batch * g.block_size * g.grad_accum;
-  BatchSampler sampler(splits.train, batch, g.block_size, stream_seed(o.seed, kTrainStream),
-                       static_cast<uint64_t>(start * batch * g.grad_accum));
+  BatchSampler sampler(splits.train, local_batch, g.block_size, stream_seed(o.seed, kTrainStream),
+                       static_cast<uint64_t>(start * batch * g.grad_accum + job.rank * local_batch),
+                       static_cast<uint64_t>((job.world - 1) * local_batch));
+  // Rank 0 evaluates and writes; the others go on to the next step's all-reduce, which waits.
   auto evaluate_and_save = [&](int64_t done, double lr, double seconds) {
+    if (!job.is_main()) return;
     GptEvalRow row{done,
                    gpt_estimate_loss(*model, splits.train, batch, g.eval_iters,
                                      stream_seed(o.seed, kEvalTrainStream), device),
@@ -127,13 +145,13 @@ int run_train_gpt(const TrainOptions& o) {
   while (start < g.iters) {
     const int64_t stop = std::min(g.iters, (start / g.eval_interval + 1) * g.eval_interval);
     Progress progress("iters " + std::to_string(start + 1) + "-" + std::to_string(stop),
-                      stop - start);
+                      stop - start, job.is_main());
     auto t0 = std::chrono::steady_clock::now();
     double lr = 0;
     for (int64_t it = start; it < stop; ++it) {
       lr = gpt_lr_at(it, o.lr, min_lr, g.warmup_iters, decay_iters);
       const double step_loss =
-          gpt_train_step(*model, *opt, sampler, g.grad_accum, g.grad_clip, lr, device);
+          gpt_train_step(*model, *opt, sampler, g.grad_accum, g.grad_clip, lr, device, ddp.get());
       progress.update(tokens_per_step, step_loss);
     }
     progress.finish();
@@ -142,6 +160,8 @@ int run_train_gpt(const TrainOptions& o) {
     evaluate_and_save(stop, lr, seconds);
     start = stop;
   }
+  leave_job(job);
+  if (!job.is_main()) return 0;
   double best = rows.front().val_loss;
   for (const GptEvalRow& r : rows) best = std::min(best, r.val_loss);
   std::printf("best validation loss: %.4f\n", best);

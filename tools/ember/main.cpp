@@ -3,10 +3,12 @@
 // exit, never a stack dump.
 #include <CLI/CLI.hpp>
 
+#include <cstdlib>
 #include <exception>
 #include <iostream>
 
 #include "commands.h"
+#include "distributed_run.h"
 #include "ember/error.h"
 #include "gpt_options.h"
 #include "omp_policy.h"
@@ -56,6 +58,11 @@ int main(int argc, char** argv) {
   t->add_option("--workers", train.workers, "Background threads preparing batches")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
+
+  t->add_option("--nproc-per-node,--nproc_per_node", train.nproc_per_node,
+                "Train data-parallel on N processes of this machine (DistributedDataParallel; "
+                "--batch-size is split over them); `ember run` starts jobs across machines")
+      ->check(CLI::Range(1, 1024));
 
   add_gpt_train_options(*t, train.gpt);
 
@@ -121,6 +128,10 @@ int main(int argc, char** argv) {
     if (app.got_subcommand("embed")) return run_embed(embed);
     if (app.got_subcommand("generate")) return run_generate(generate);
     if (app.got_subcommand("run")) return run_launcher(launch);
+    // --nproc-per-node outside a launched job: start the job, this command on every rank.
+    const char* world = std::getenv("WORLD_SIZE");
+    if (train.nproc_per_node > 0 && !(world && *world))
+      return relaunch_as_job(argc, argv, train.nproc_per_node);
     return run_train(train);  // `ember` alone trains with the defaults
   } catch (const ember::Error& err) {
     std::cerr << "ember: error: " << err.what() << "\n";

@@ -17,10 +17,11 @@ std::string format_duration(double seconds) {
   return buf;
 }
 
-Progress::Progress(std::string label, int64_t total)
+Progress::Progress(std::string label, int64_t total, bool shown)
     : label_(std::move(label)),
       total_(total),
       tty_(::isatty(2) == 1),
+      shown_(shown),
       start_(std::chrono::steady_clock::now()),
       last_draw_(start_) {}
 
@@ -48,6 +49,7 @@ void Progress::finish() {
 }
 
 void Progress::draw(bool final) {
+  if (!shown_) return;
   double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
   double rate = elapsed > 0 ? static_cast<double>(samples_) / elapsed : 0;
   double remaining =

@@ -9,7 +9,8 @@ namespace ember::cli {
 
 class Progress {
  public:
-  Progress(std::string label, int64_t total_batches);
+  // shown false: counts but draws nothing (the other ranks of a data-parallel run).
+  Progress(std::string label, int64_t total_batches, bool shown = true);
   // After each batch: samples in it and its loss.
   void update(int64_t samples, double loss);
   void finish();
@@ -21,6 +22,7 @@ class Progress {
   int64_t total_, done_ = 0, samples_ = 0;
   double loss_sum_ = 0;
   bool tty_;
+  bool shown_;
   int last_decile_ = -1;
   std::chrono::steady_clock::time_point start_, last_draw_;
 };

@@ -1,6 +1,7 @@
 // tools/ember/train.cpp: `ember train` (epochs of Adam/AdamW/SGD on Fashion-MNIST with progress,
-// metrics, curves and a checkpoint per epoch; --resume continues where it stopped) and
-// `ember eval` (test accuracy and confusion matrix of a checkpoint).
+// metrics, curves and a checkpoint per epoch; --resume continues where it stopped; data-parallel
+// across the processes of a launched job, rank 0 writing the files) and `ember eval` (test
+// accuracy and confusion matrix of a checkpoint).
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -10,6 +11,7 @@
 
 #include "checkpoint.h"
 #include "commands.h"
+#include "distributed_run.h"
 #include "ember/data.h"
 #include "ember/ember.h"
 #include "models.h"
@@ -40,11 +42,35 @@ struct TestResult {
   std::vector<int64_t> confusion;  // 10 x 10, row = true class
 };
 
+// The indices begin..end-1 in order: one rank's contiguous share of the test set.
+class RangeSampler : public data::Sampler {
+ public:
+  RangeSampler(size_t begin, size_t end) : begin_(begin), end_(end) {}
+  std::vector<int64_t> indices() const override {
+    std::vector<int64_t> out;
+    for (size_t i = begin_; i < end_; ++i) out.push_back(static_cast<int64_t>(i));
+    return out;
+  }
+  size_t size() const override { return end_ - begin_; }
+
+ private:
+  size_t begin_, end_;
+};
+
+// Test loss and accuracy; in a data-parallel run each rank evaluates its share of the test set
+// and the sums are added over the ranks.
 TestResult evaluate(nn::Module& model, const std::shared_ptr<const data::Dataset>& test,
-                    Device device, int64_t batch_size, bool confusion) {
+                    Device device, int64_t batch_size, bool confusion, const RankInfo& job = {}) {
   NoGradGuard no_grad;
   model.eval();
-  data::DataLoader loader(test, {.batch_size = batch_size, .device = device});
+  const size_t n = test->size(), world = static_cast<size_t>(job.world),
+               rank = static_cast<size_t>(job.rank);
+  data::DataLoader loader(
+      test, {.batch_size = batch_size,
+             .device = device,
+             .sampler = job.distributed ? std::make_shared<RangeSampler>(n * rank / world,
+                                                                         n * (rank + 1) / world)
+                                        : nullptr});
   TestResult r;
   if (confusion) r.confusion.assign(100, 0);
   double loss_sum = 0;
@@ -63,8 +89,10 @@ TestResult evaluate(nn::Module& model, const std::shared_ptr<const data::Dataset
     }
   }
   model.train();
-  r.loss = seen ? loss_sum / static_cast<double>(seen) : 0;
-  r.accuracy = seen ? static_cast<double>(correct) / static_cast<double>(seen) : 0;
+  std::vector<double> sums =
+      sum_over_ranks({loss_sum, static_cast<double>(correct), static_cast<double>(seen)}, job);
+  r.loss = sums[2] > 0 ? sums[0] / sums[2] : 0;
+  r.accuracy = sums[2] > 0 ? sums[1] / sums[2] : 0;
   return r;
 }
 
@@ -79,11 +107,17 @@ int run_train(const TrainOptions& options) {
   TrainOptions o = options;
   if (o.batch_size == 0) o.batch_size = 64;
   set_flush_denormal(true);  // Adam's moments of idle weights decay into subnormals
-  Device device = pick_device(o.device);
+  // Under `ember run` (or --nproc-per-node): one rank of a data-parallel job.
+  const RankInfo job = join_job_if_launched();
+  Device device = rank_device(o.device, job);
+  EMBER_CHECK(o.batch_size % job.world == 0, "--batch-size ", o.batch_size,
+              " is the global batch, split over the ", job.world,
+              " processes; make it a multiple of their number");
+  const int64_t local_batch = o.batch_size / job.world;
   std::string root = data_dir(o.data);
   auto train_set = std::make_shared<data::MNIST>(root, data::MNIST::Split::Train);
   auto test_set = std::make_shared<data::MNIST>(root, data::MNIST::Split::Test);
-  std::filesystem::create_directories(o.out);
+  if (job.is_main()) std::filesystem::create_directories(o.out);
   const std::string ckpt = o.out + "/checkpoint.safetensors", csv = o.out + "/metrics.csv",
                     svg = o.out + "/curves.svg";
 
@@ -108,28 +142,44 @@ int run_train(const TrainOptions& options) {
                 o.optimizer);
     default_generator(Device(kCPU)).manual_seed(info.generator_seed);
     default_generator(Device(kCPU)).set_offset(info.generator_offset);
-    rows = read_metrics_csv(csv);
+    if (job.is_main()) rows = read_metrics_csv(csv);
     while (!rows.empty() && rows.back().epoch > info.epoch) rows.pop_back();
     start_epoch = info.epoch + 1;
-    std::cerr << "resuming " << o.model << " after epoch " << info.epoch << " from " << ckpt
-              << "\n";
+    if (job.is_main())
+      std::cerr << "resuming " << o.model << " after epoch " << info.epoch << " from " << ckpt
+                << "\n";
   }
-  std::cerr << "training " << o.model << " on " << device << ": " << train_set->size()
-            << " training and " << test_set->size() << " test images, batch " << o.batch_size
-            << ", " << o.optimizer << " lr " << o.lr
-            << (amp_dtype ? std::string(", autocast ") + dtype_name(*amp_dtype) : "") << "\n";
+  if (job.is_main())
+    std::cerr << "training " << o.model << " on " << device
+              << (job.distributed ? " (rank 0; " + std::to_string(job.world) +
+                                        " processes, DistributedDataParallel)"
+                                  : std::string())
+              << ": " << train_set->size() << " training and " << test_set->size()
+              << " test images, batch " << o.batch_size << ", " << o.optimizer << " lr " << o.lr
+              << (amp_dtype ? std::string(", autocast ") + dtype_name(*amp_dtype) : "") << "\n";
+  // Data-parallel: the module runs through DistributedDataParallel (gradients averaged over the
+  // ranks in backward) and each rank reads its share of every epoch (DistributedSampler).
+  std::shared_ptr<nn::Module> net = model.ptr();
+  std::shared_ptr<data::DistributedSampler> sampler;
+  if (job.distributed) {
+    net = nn::parallel::DistributedDataParallel(model.ptr()).ptr();
+    sampler = std::make_shared<data::DistributedSampler>(train_set->size(), job.world, job.rank,
+                                                         true, o.seed);
+  }
 
   double best = 0;
   for (const EpochRow& r : rows) best = std::max(best, r.test_accuracy);
   for (int epoch = start_epoch; epoch <= o.epochs; ++epoch) {
     // Each epoch's order depends only on (seed, epoch), so a resumed run sees the same batches.
-    data::DataLoader loader(train_set, {.batch_size = o.batch_size,
-                                        .shuffle = true,
+    if (sampler) sampler->set_epoch(static_cast<uint64_t>(epoch));
+    data::DataLoader loader(train_set, {.batch_size = local_batch,
+                                        .shuffle = sampler == nullptr,
                                         .seed = o.seed * 1000003 + static_cast<uint64_t>(epoch),
                                         .num_workers = o.workers,
-                                        .device = device});
+                                        .device = device,
+                                        .sampler = sampler});
     Progress progress("epoch " + std::to_string(epoch) + "/" + std::to_string(o.epochs),
-                      static_cast<int64_t>(loader.size()));
+                      static_cast<int64_t>(loader.size()), job.is_main());
     auto t0 = std::chrono::steady_clock::now();
     double loss_sum = 0;
     int64_t samples = 0;
@@ -137,7 +187,7 @@ int run_train(const TrainOptions& options) {
       Tensor loss;
       {
         AutocastGuard ac(device.type(), amp_dtype, amp_dtype.has_value());
-        loss = nn::F::cross_entropy(model->forward(batch.data), batch.target);
+        loss = nn::F::cross_entropy(net->forward(batch.data), batch.target);
       }
       opt->zero_grad();
       scaler.scale(loss).backward();
@@ -151,12 +201,15 @@ int run_train(const TrainOptions& options) {
     }
     progress.finish();
     double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    TestResult test = evaluate(*model, test_set, device, 1000, false);
-    EpochRow row{epoch,     loss_sum / static_cast<double>(std::max<int64_t>(samples, 1)),
+    const std::vector<double> train_sums =
+        sum_over_ranks({loss_sum, static_cast<double>(samples)}, job);
+    TestResult test = evaluate(*model, test_set, device, 1000, false, job);
+    EpochRow row{epoch,     train_sums[0] / std::max(train_sums[1], 1.0),
                  test.loss, test.accuracy,
-                 seconds,   static_cast<double>(samples) / seconds};
+                 seconds,   train_sums[1] / seconds};
     rows.push_back(row);
     best = std::max(best, test.accuracy);
+    if (!job.is_main()) continue;  // rank 0 reports and writes the files
     std::printf(
         "epoch %d: train loss %.4f, test loss %.4f, test accuracy %.2f%%, %.1f s, %.0f samples/s\n",
         epoch, row.train_loss, row.test_loss, 100 * row.test_accuracy, seconds,
@@ -168,6 +221,8 @@ int run_train(const TrainOptions& options) {
     write_metrics_csv(csv, rows);
     write_curves_svg(svg, rows);
   }
+  leave_job(job);
+  if (!job.is_main()) return 0;
   std::printf("best test accuracy: %.2f%%\n", 100 * best);
   std::printf("results in %s: metrics.csv, curves.svg, checkpoint.safetensors\n", o.out.c_str());
   return 0;
