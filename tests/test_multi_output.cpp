@@ -301,6 +301,23 @@ TEST_P(MultiOutputTest, GradAccumulatorIsWhatTheGraphReaches) {
                            {"[grad_accumulator]", "does not require grad"}));
 }
 
+// A leaf's gradient is accumulated as soon as it is complete, before the rest of the graph runs,
+// even when its accumulator was made before the forward pass (as DistributedDataParallel makes
+// them, to hook the gradients while backward goes on).
+TEST_P(MultiOutputTest, LeavesAccumulateAsSoonAsTheirGradientIsComplete) {
+  Tensor x = leaf({1.0, 2.0}), w1 = leaf({3.0, 4.0}), w2 = leaf({5.0, 6.0});
+  auto keep = autograd::grad_accumulator(w2);  // older than every node of the forward below
+  std::vector<std::string> order;
+  w2.register_post_accumulate_grad_hook([&](const Tensor&) { order.push_back("w2 accumulated"); });
+  Tensor h = x * w1;
+  h.register_hook([&](const Tensor&) {
+    order.push_back("h's gradient");
+    return Tensor();
+  });
+  (h * w2).sum().backward();
+  EXPECT_EQ(order, (std::vector<std::string>{"w2 accumulated", "h's gradient"}));
+}
+
 TEST_P(MultiOutputTest, QueueCallbackOutsideBackwardIsAnError) {
   EXPECT_TRUE(throws_error([] { autograd::queue_callback([] {}); }, ErrorKind::Value,
                            {"[queue_callback]", "during a backward pass"}));

@@ -47,6 +47,7 @@ using GradHook = std::function<Tensor(const Tensor&)>;
 class Node {
  public:
   explicit Node(std::vector<Edge> next_edges, uint32_t num_outputs = 1);
+  Node(std::vector<Edge> next_edges, uint32_t num_outputs, uint64_t sequence_nr);
   virtual ~Node() = default;
   Node(const Node&) = delete;
   Node& operator=(const Node&) = delete;
@@ -61,6 +62,11 @@ class Node {
   void run_hooks(std::span<Tensor> grads) {
     if (!hooks_.empty()) run_hooks_slow(grads);
   }
+
+  // The engine runs ready nodes latest-created first; a leaf's accumulator has the largest number
+  // (as PyTorch's AccumulateGrad), so gradients are accumulated -- and their hooks run, as
+  // DistributedDataParallel's -- as soon as they are complete, not when everything else is done.
+  static constexpr uint64_t kAccumulateSequenceNr = UINT64_MAX;
 
   const std::vector<Edge>& next_edges() const { return next_edges_; }
   uint32_t num_outputs() const { return num_outputs_; }

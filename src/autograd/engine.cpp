@@ -29,6 +29,9 @@ Node::Node(std::vector<Edge> next_edges, uint32_t num_outputs)
       num_outputs_(num_outputs),
       sequence_nr_(next_sequence_nr++) {}
 
+Node::Node(std::vector<Edge> next_edges, uint32_t num_outputs, uint64_t sequence_nr)
+    : next_edges_(std::move(next_edges)), num_outputs_(num_outputs), sequence_nr_(sequence_nr) {}
+
 void Node::reset_pass(uint64_t pass) {
   pass_.pass = pass;
   pass_.pending = 0;

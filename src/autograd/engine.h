@@ -13,7 +13,8 @@ namespace ember::autograd {
 // hooks after.
 class AccumulateGrad : public Node {
  public:
-  explicit AccumulateGrad(const std::shared_ptr<TensorImpl>& leaf) : Node({}), leaf_(leaf) {}
+  explicit AccumulateGrad(const std::shared_ptr<TensorImpl>& leaf)
+      : Node({}, 1, kAccumulateSequenceNr), leaf_(leaf) {}
   std::vector<Tensor> apply(std::span<Tensor> grads) override;
   std::string name() const override { return "AccumulateGrad"; }
   // The leaf's hooks (Tensor::register_hook on a leaf), on the incoming gradient.
