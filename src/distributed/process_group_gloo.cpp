@@ -15,6 +15,7 @@
 #include <gloo/rendezvous/context.h>
 #include <gloo/scatter.h>
 #include <gloo/transport/tcp/device.h>
+#include <signal.h>
 
 #include <chrono>
 #include <condition_variable>
@@ -237,10 +238,20 @@ void PointToPointWork::wait() {
 
 constexpr uint64_t kPointToPointSlot = uint64_t{0x7e} << 56;
 
+// Gloo writes to its sockets without MSG_NOSIGNAL: when a peer has died, the write would kill this
+// process with SIGPIPE instead of failing the collective with a clear error. Ignore SIGPIPE unless
+// the program handles it itself (Python programs such as PyTorch's ignore it from the start).
+void ignore_sigpipe() {
+  struct sigaction current {};
+  if (::sigaction(SIGPIPE, nullptr, &current) == 0 && current.sa_handler == SIG_DFL)
+    ::signal(SIGPIPE, SIG_IGN);
+}
+
 class GlooGroup final : public ProcessGroup {
  public:
   explicit GlooGroup(const GroupSpec& spec)
       : ProcessGroup(spec.rank, spec.size, spec.global_ranks, spec.timeout) {
+    ignore_sigpipe();
     gloo::transport::tcp::attr attr;
     const char* iface = std::getenv("GLOO_SOCKET_IFNAME");
     if (iface && *iface) {

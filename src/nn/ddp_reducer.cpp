@@ -228,14 +228,14 @@ void Reducer::mark_ready(size_t param) {
 }
 
 void Reducer::launch_ready_buckets() {
-  NoGradGuard no_grad;
   const int world = group_->size();
   // In order, so that every rank issues the same collectives in the same order.
   while (next_bucket_ < buckets_.size() && buckets_[next_bucket_].pending == 0) {
     Bucket& b = buckets_[next_bucket_++];
     if (world == 1) continue;
-    b.flat.div_(static_cast<double>(world));
-    b.work = distributed::all_reduce(b.flat, distributed::ReduceOp::SUM, group_.get(), true);
+    // The mean over the ranks (the sum, then / world on the collective's own thread or stream,
+    // off the backward pass's critical path).
+    b.work = distributed::all_reduce(b.flat, distributed::ReduceOp::AVG, group_.get(), true);
   }
 }
 
