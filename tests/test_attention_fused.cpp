@@ -4,6 +4,7 @@
 // and keys, causal, bool and additive masks broadcast, grouped heads, E != Ev, transposed views,
 // 2-, 3- and 5-D inputs, rows without keys -- plus gradcheck in float64, results that do not
 // depend on the thread count, and checks that the fused path is the one taken.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <string>
@@ -240,6 +241,37 @@ TEST_P(AttentionFusedTest, HalfPrecisionGoesThroughFloat32) {
     out.sum().backward();
     EXPECT_EQ(qd.grad().dtype(), d);
   }
+}
+
+// Under autocast the operands are lowered to the autocast dtype and go through the fused kernel
+// (in float32): a 16-bit result close to float32 attention, with float32 gradients for float32
+// inputs.
+TEST_P(AttentionFusedTest, AutocastTakesTheFusedPath) {
+  manual_seed(18);
+  Tensor q = randn({2, 2, 70, 8}, on()).requires_grad_(true), k = randn({2, 2, 70, 8}, on()),
+         v = randn({2, 2, 70, 8}, on());
+  Tensor ref = F::scaled_dot_product_attention_math(q, k, v, {.is_causal = true});
+  const DType low = device().is_cuda() ? kFloat16 : kBFloat16;
+  Tensor out;
+  {
+    AutocastGuard autocast(device().type(), low);
+    out = F::scaled_dot_product_attention(q, k, v, {.is_causal = true});
+  }
+  EXPECT_EQ(out.dtype(), low);
+  EXPECT_TRUE(tensor_close(out, ref, 3e-2, 3e-2));
+  // The fused node is in the graph, under the conversion of its 16-bit result.
+  std::vector<std::string> names;
+  std::vector<autograd::Node*> stack{out.grad_fn().get()};
+  while (!stack.empty()) {
+    autograd::Node* node = stack.back();
+    stack.pop_back();
+    names.push_back(node->name());
+    for (const autograd::Edge& e : node->next_edges())
+      if (e.fn) stack.push_back(e.fn.get());
+  }
+  EXPECT_NE(std::find(names.begin(), names.end(), kFusedNode), names.end());
+  out.to(kFloat32).sum().backward();
+  EXPECT_EQ(q.grad().dtype(), kFloat32);
 }
 
 // What the fused kernels do not take goes through the math path.

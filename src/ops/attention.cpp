@@ -130,8 +130,16 @@ Tensor fused_forward(const Tensor& q0, const Tensor& k0, const Tensor& v0, const
 Tensor fused_scaled_dot_product_attention(const Tensor& query, const Tensor& key,
                                           const Tensor& value, const Tensor& attn_mask,
                                           double scale, bool is_causal, bool enable_gqa) {
-  if (!fused_shapes(query, key, value, attn_mask, enable_gqa) || autocast_active(query))
-    return Tensor();
+  if (autocast_active(query)) {
+    // Attention is one of autocast's lower-precision ops (as in PyTorch): the operands in the
+    // autocast dtype, then the 16-bit path below (computed in float32, the output rounded once).
+    std::vector<Tensor> low;
+    autocast_lower_all({&query, &key, &value}, low);
+    autocast_detail::Suspend no_autocast;
+    return fused_scaled_dot_product_attention(low[0], low[1], low[2], attn_mask, scale, is_causal,
+                                              enable_gqa);
+  }
+  if (!fused_shapes(query, key, value, attn_mask, enable_gqa)) return Tensor();
   // The CUDA kernels are float32 only, with the head dims' tiles in shared memory.
   if (query.device().is_cuda() &&
       (query.dtype() == kFloat64 || std::max(query.size(-1), value.size(-1)) > 128))
