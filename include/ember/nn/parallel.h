@@ -166,3 +166,10 @@ EMBER_MODULE_WITH(DataParallel,
                   : ModuleHolder(std::move(module), options){});
 
 }  // namespace ember::nn::parallel
+
+namespace ember::nn {
+// torch.nn.DataParallel is also reachable as nn.DataParallel.
+using parallel::DataParallel;
+using parallel::DataParallelImpl;
+using parallel::DataParallelOptions;
+}  // namespace ember::nn
