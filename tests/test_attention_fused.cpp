@@ -3,12 +3,14 @@
 // and value) over a table of shapes, masks and options -- tiles cut short, L != S, single rows
 // and keys, causal, bool and additive masks broadcast, grouped heads, E != Ev, transposed views,
 // 2-, 3- and 5-D inputs, rows without keys -- plus gradcheck in float64, results that do not
-// depend on the thread count, and checks that the fused path is the one taken.
+// depend on the thread count, checks that the fused path is the one taken, and on a GPU the
+// bfloat16 / float16 tensor-core kernels against the float32 math path.
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <string>
 
+#include "core/backend.h"
 #include "ember/cuda.h"
 #include "ember/settings.h"
 #include "test_util.h"
@@ -227,7 +229,8 @@ TEST_P(AttentionFusedTest, ResultsDoNotDependOnTheThreadCount) {
   for (size_t i = 0; i < one.size(); ++i) EXPECT_TRUE(testing::tensor_equal(one[i], two[i])) << i;
 }
 
-// 16-bit inputs go through the float32 kernels and keep their dtype.
+// 16-bit inputs go through the float32 kernels and keep their dtype (on the CPU, and on CUDA for
+// head dims the tensor-core kernels do not take, as these 8).
 TEST_P(AttentionFusedTest, HalfPrecisionGoesThroughFloat32) {
   manual_seed(16);
   Tensor q = randn({2, 2, 70, 8}, on()), k = randn({2, 2, 70, 8}, on()),
@@ -241,6 +244,157 @@ TEST_P(AttentionFusedTest, HalfPrecisionGoesThroughFloat32) {
     out.sum().backward();
     EXPECT_EQ(qd.grad().dtype(), d);
   }
+}
+
+// A 16-bit tensor of `shape` from float32 normals: stored as (L, H, E) in its last three dims
+// (transposed), or with its last dim strided (columns_apart: stored as (..., E, L)), else
+// contiguous.
+Tensor half_input(const Shape& shape, DType dtype, bool transposed, bool columns_apart,
+                  const TensorOptions& o) {
+  const int64_t d = static_cast<int64_t>(shape.size());
+  Shape stored = shape;
+  if (columns_apart) {
+    std::swap(stored[d - 2], stored[d - 1]);
+    return randn(stored, o).to(dtype).transpose(d - 2, d - 1);
+  }
+  if (transposed && d >= 3) {
+    std::swap(stored[d - 3], stored[d - 2]);
+    return randn(stored, o).to(dtype).transpose(d - 3, d - 2);
+  }
+  return randn(shape, o).to(dtype);
+}
+
+// One case on the tensor-core kernels: the fused node makes the 16-bit output itself (no float32
+// copy of the inputs and no conversion after it), and the output and the gradients are close to
+// the float32 math path on the same values.
+void expect_half_matches_float32(const Case& c, DType dtype, bool columns_apart,
+                                 const TensorOptions& o32) {
+  SCOPED_TRACE(std::string(c.name) + " " + dtype_name(dtype));
+  const double tol = dtype == kBFloat16 ? 3e-2 : 6e-3,
+               grad_tol = dtype == kBFloat16 ? 6e-2 : 1.5e-2;
+  Tensor q = half_input(c.q, dtype, c.transposed, columns_apart, o32).requires_grad_(true);
+  Tensor k = half_input(c.k, dtype, c.transposed, columns_apart, o32).requires_grad_(true);
+  Tensor v = half_input(c.v, dtype, c.transposed, columns_apart, o32).requires_grad_(true);
+  Shape scores(c.q.begin(), c.q.end() - 1);
+  scores.push_back(c.k[c.k.size() - 2]);
+  Tensor mask = make_mask(c.mask, scores, o32);
+  if (mask.defined() && mask.dtype() != kBool) mask = mask.to(dtype);
+  F::ScaledDotProductAttentionOptions opt{
+      .attn_mask = mask, .is_causal = c.causal, .scale = c.scale, .enable_gqa = c.gqa};
+  Tensor out = F::scaled_dot_product_attention(q, k, v, opt);
+  EXPECT_EQ(out.dtype(), dtype);
+  ASSERT_TRUE(out.grad_fn());
+  EXPECT_EQ(out.grad_fn()->name(), kFusedNode);
+  if (c.q.size() == 4) {  // 4-D leaves reach the kernels as they are (others through a reshape)
+    for (const autograd::Edge& e : out.grad_fn()->next_edges()) {
+      if (e.fn) {
+        EXPECT_EQ(e.fn->name(), "AccumulateGrad");
+      }
+    }
+  }
+  // The reference: the math path in float32 on the 16-bit values.
+  Tensor q32 = q.detach().to(kFloat32).requires_grad_(true);
+  Tensor k32 = k.detach().to(kFloat32).requires_grad_(true);
+  Tensor v32 = v.detach().to(kFloat32).requires_grad_(true);
+  F::ScaledDotProductAttentionOptions opt32 = opt;
+  if (mask.defined() && mask.dtype() != kBool) opt32.attn_mask = mask.to(kFloat32);
+  Tensor ref = F::scaled_dot_product_attention_math(q32, k32, v32, opt32);
+  EXPECT_TRUE(tensor_close(out, ref, tol, tol));
+  Tensor g = randn(out.sizes(), o32).to(dtype);
+  std::vector<Tensor> got = autograd::grad({out}, {q, k, v}, {g});
+  std::vector<Tensor> want = autograd::grad({ref}, {q32, k32, v32}, {g.to(kFloat32)});
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(got[i].dtype(), dtype) << "input " << i;
+    EXPECT_TRUE(tensor_close(got[i], want[i], grad_tol, grad_tol)) << "input " << i;
+  }
+}
+
+// On a GPU, 16-bit inputs whose head dims are multiples of 16 up to 128 go through the
+// tensor-core kernels as they are (cuda_attention_half.cu), over the shapes, masks and options
+// the float32 kernels take; the forward allocates no float32 copy of its inputs. Heads of 128 are
+// left out on GPUs whose shared memory cannot hold their tiles (sm_86 / sm_89); every sm_80+
+// GPU takes heads of 64.
+TEST_P(AttentionFusedTest, HalfPrecisionOnTensorCores) {
+  if (!device().is_cuda() || testing::fake_cuda_backend())
+    GTEST_SKIP() << "the tensor-core kernels need a GPU";
+  auto taken = [](const Case& c) {
+    return backend_for(kCUDA).takes_half_attention(c.q.back(), c.v.back(), -1);
+  };
+  ASSERT_TRUE(taken({"64", {1, 1, 1, 64}, {1, 1, 1, 64}, {1, 1, 1, 64}}));
+  manual_seed(19);
+  const std::vector<Case> half_cases = {
+      {"plain_ragged_tiles", {2, 3, 130, 64}, {2, 3, 100, 64}, {2, 3, 100, 64}},
+      {"scale",
+       {1, 2, 65, 16},
+       {1, 2, 129, 16},
+       {1, 2, 129, 16},
+       Mask::None,
+       false,
+       false,
+       false,
+       0.3},
+      {"causal_square", {2, 2, 150, 32}, {2, 2, 150, 32}, {2, 2, 150, 32}, Mask::None, true},
+      {"causal_L_lt_S", {1, 2, 70, 16}, {1, 2, 150, 16}, {1, 2, 150, 48}, Mask::None, true},
+      {"causal_L_gt_S", {1, 2, 150, 32}, {1, 2, 70, 32}, {1, 2, 70, 32}, Mask::None, true},
+      {"L1_S1", {2, 2, 1, 16}, {2, 2, 1, 16}, {2, 2, 1, 16}},
+      {"bool_mask", {2, 2, 67, 32}, {2, 2, 75, 32}, {2, 2, 75, 32}, Mask::Bool},
+      {"bool_rows_empty", {2, 2, 67, 32}, {2, 2, 75, 32}, {2, 2, 75, 32}, Mask::BoolRowsEmpty},
+      {"float_mask_LS", {2, 2, 67, 32}, {2, 2, 75, 32}, {2, 2, 75, 32}, Mask::FloatLS},
+      {"float_mask_keys", {3, 2, 67, 32}, {3, 2, 75, 32}, {3, 2, 75, 32}, Mask::FloatKeys},
+      {"float_rows_empty", {1, 2, 67, 32}, {1, 2, 75, 32}, {1, 2, 75, 32}, Mask::FloatRowsEmpty},
+      {"gqa", {2, 6, 65, 32}, {2, 2, 90, 32}, {2, 2, 90, 32}, Mask::None, false, true},
+      {"gqa_causal_E_ne_Ev",
+       {1, 4, 100, 32},
+       {1, 1, 100, 32},
+       {1, 1, 100, 64},
+       Mask::None,
+       true,
+       true},
+      {"gqa_bool", {2, 4, 30, 16}, {2, 2, 40, 16}, {2, 2, 40, 16}, Mask::Bool, false, true},
+      {"E_ne_Ev_128", {2, 2, 70, 128}, {2, 2, 90, 128}, {2, 2, 90, 16}},
+      {"transposed_float_mask",
+       {2, 3, 70, 128},
+       {2, 3, 90, 128},
+       {2, 3, 90, 128},
+       Mask::FloatLS,
+       false,
+       false,
+       true},
+      {"three_d", {4, 67, 32}, {4, 80, 32}, {4, 80, 32}, Mask::Bool},
+  };
+  for (DType d : {kBFloat16, kFloat16}) {
+    for (const Case& c : half_cases)
+      if (taken(c)) expect_half_matches_float32(c, d, false, on(kFloat32));
+    // Columns apart (last stride != 1): the tiles load element by element.
+    expect_half_matches_float32(
+        {"columns_apart", {2, 2, 70, 32}, {2, 2, 90, 32}, {2, 2, 90, 48}, Mask::None, true}, d,
+        true, on(kFloat32));
+  }
+  // Under autocast a float32 additive mask stays float32 and the kernels read it as it is.
+  {
+    Tensor q = randn({2, 2, 70, 64}, on()).requires_grad_(true), k = randn({2, 2, 90, 64}, on()),
+           v = randn({2, 2, 90, 64}, on()), add = randn({70, 90}, on());
+    Tensor ref = F::scaled_dot_product_attention_math(q, k, v, {.attn_mask = add});
+    Tensor out;
+    {
+      AutocastGuard autocast(device().type(), kBFloat16);
+      out = F::scaled_dot_product_attention(q, k, v, {.attn_mask = add});
+    }
+    EXPECT_EQ(out.dtype(), kBFloat16);
+    EXPECT_TRUE(tensor_close(out, ref, 3e-2, 3e-2));
+  }
+  // No float32 copy: the forward's peak stays under the size q would have in float32 (its
+  // output, 16-bit, and the float32 logsumexp are all it allocates).
+  Tensor q = randn({4, 8, 512, 64}, on()).to(kBFloat16).requires_grad_(true);
+  Tensor k = randn({4, 8, 512, 64}, on()).to(kBFloat16).requires_grad_(true);
+  Tensor v = randn({4, 8, 512, 64}, on()).to(kBFloat16).requires_grad_(true);
+  cuda::synchronize();
+  cuda::reset_peak_memory_stats();
+  const size_t base = cuda::memory_allocated();
+  Tensor out = F::scaled_dot_product_attention(q, k, v, {.is_causal = true});
+  cuda::synchronize();
+  EXPECT_LT(cuda::max_memory_allocated() - base, static_cast<size_t>(q.numel()) * sizeof(float));
+  EXPECT_EQ(out.grad_fn()->name(), kFusedNode);
 }
 
 // Under autocast the operands are lowered to the autocast dtype and go through the fused kernel

@@ -1,4 +1,5 @@
-// core/backend.cpp: the registry of device backends.
+// core/backend.cpp: the registry of device backends, and what Backend's optional entries do when
+// a backend does not override them.
 #include "core/backend.h"
 
 #include <array>
@@ -30,6 +31,10 @@ void Backend::record_stream(void*, int, void*) {
   EMBER_THROW(Device,
               "[record_stream] this device has no streams; record_stream is for CUDA "
               "tensors only");
+}
+
+bool Backend::takes_half_attention(int64_t, int64_t, int) {
+  return false;
 }
 
 void Backend::not_implemented(const char* op) const {

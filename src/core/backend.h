@@ -49,6 +49,12 @@ class Backend {
   // stream handle): when it is freed, it is not reused before that work is done. Throws where the
   // backend has no streams.
   virtual void record_stream(void* ptr, int device_index, void* stream);
+  // Whether attention_forward / attention_backward take bfloat16 and float16 views themselves
+  // (the logsumexp in float32) for query/key heads of head_dim and value heads of value_dim on
+  // this device. False by default: the attention op then computes 16-bit attention through
+  // float32 copies. The CUDA backend's tensor-core kernels take multiples of 16 up to 128 whose
+  // tiles fit the device's shared memory.
+  virtual bool takes_half_attention(int64_t head_dim, int64_t value_dim, int device_index);
 
   // The compute ops (core/backend_ops.def). A backend overrides those it implements; the others
   // throw an Error naming the op and the device, so a new backend can start with a few.

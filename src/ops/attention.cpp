@@ -1,7 +1,8 @@
 // ops/attention.cpp: the fused scaled-dot-product attention op -- which arguments it takes, the
 // inputs seen as (N, H, L, E) views and the mask as a broadcast (N, Hq, L, S) view (never
 // expanded in memory), the backend's attention_forward and its recorded backward
-// (attention_backward, from the saved output and per-row logsumexp).
+// (attention_backward, from the saved output and per-row logsumexp), and how 16-bit inputs go:
+// as they are to a backend that takes them (CUDA's tensor-core kernels), else through float32.
 #include "ops/attention.h"
 
 #include <algorithm>
@@ -100,7 +101,8 @@ Tensor fused_forward(const Tensor& q0, const Tensor& k0, const Tensor& v0, const
   out_shape.push_back(Ev);
   const Shape out4{N, Hq, L, Ev}, out4_strides = contiguous_strides(out4);
   Tensor out = make_tensor(out_shape, q.dtype(), q.device());
-  Tensor lse = make_tensor({N, Hq, L}, q.dtype(), q.device());
+  // float32 for 16-bit inputs (which only a backend that takes them sees here).
+  Tensor lse = make_tensor({N, Hq, L}, q.dtype() == kFloat64 ? kFloat64 : kFloat32, q.device());
   backend_for(q).attention_forward(View{out.impl().data(), out4, out4_strides, out.dtype()},
                                    view_of(lse), view_of(q), view_of(k), view_of(v), mview, p);
   autograd::record("ScaledDotProductFlashAttentionBackward0", {&q, &k, &v}, out,
@@ -108,7 +110,7 @@ Tensor fused_forward(const Tensor& q0, const Tensor& k0, const Tensor& v0, const
                     sv = autograd::SavedTensor(v), so = autograd::SavedTensor(out, true), lse, mask,
                     m_sizes, m_strides, out4, out4_strides, p](const Tensor& grad) {
                      Tensor q = sq.unpack(), k = sk.unpack(), v = sv.unpack(), out = so.unpack();
-                     Tensor g = grad.contiguous();
+                     Tensor g = grad.to(out.dtype()).contiguous();
                      Tensor dq = make_tensor(q.sizes(), q.dtype(), q.device());
                      Tensor dk = make_tensor(k.sizes(), k.dtype(), k.device());
                      Tensor dv = make_tensor(v.sizes(), v.dtype(), v.device());
@@ -132,7 +134,7 @@ Tensor fused_scaled_dot_product_attention(const Tensor& query, const Tensor& key
                                           double scale, bool is_causal, bool enable_gqa) {
   if (autocast_active(query)) {
     // Attention is one of autocast's lower-precision ops (as in PyTorch): the operands in the
-    // autocast dtype, then the 16-bit path below (computed in float32, the output rounded once).
+    // autocast dtype, then the 16-bit path below (the mask keeps its dtype).
     std::vector<Tensor> low;
     autocast_lower_all({&query, &key, &value}, low);
     autocast_detail::Suspend no_autocast;
@@ -140,7 +142,8 @@ Tensor fused_scaled_dot_product_attention(const Tensor& query, const Tensor& key
                                               enable_gqa);
   }
   if (!fused_shapes(query, key, value, attn_mask, enable_gqa)) return Tensor();
-  // The CUDA kernels are float32 only, with the head dims' tiles in shared memory.
+  // On CUDA float64 and heads over 128 take the math path (the kernels keep the head dims' tiles
+  // in shared memory).
   if (query.device().is_cuda() &&
       (query.dtype() == kFloat64 || std::max(query.size(-1), value.size(-1)) > 128))
     return Tensor();
@@ -153,6 +156,15 @@ Tensor fused_scaled_dot_product_attention(const Tensor& query, const Tensor& key
     if (!mask_strides(attn_mask, full, sizes, strides)) return Tensor();
   }
   if (is_reduced_float(query.dtype())) {
+    // A backend whose kernels take 16-bit views for these head dims reads q, k, v and the mask
+    // (bool, float32 under autocast, else the inputs' dtype) as they are: the output and the
+    // gradients in the inputs' dtype, the logsumexp in float32.
+    const DType md = attn_mask.defined() ? attn_mask.dtype() : kBool;
+    if ((md == kBool || md == kFloat32 || is_reduced_float(md)) &&
+        backend_for(query).takes_half_attention(query.size(-1), value.size(-1),
+                                                query.device().index()))
+      return fused_forward(query, key, value, attn_mask, scale, is_causal);
+    // Elsewhere through float32 copies and the float32 kernels, the output rounded once.
     Tensor m = attn_mask.defined() && attn_mask.dtype() != kBool ? to_opmath(attn_mask) : attn_mask;
     return fused_forward(to_opmath(query), to_opmath(key), to_opmath(value), m, scale, is_causal)
         .to(query.dtype());

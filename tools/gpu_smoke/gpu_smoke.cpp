@@ -2,7 +2,9 @@
 // ops, reductions, softmax, matmul, nn ops, losses and index ops, each on the dtypes it supports)
 // on cuda:0 against the CPU, then the CUDA paths the table does not reach -- copies and fills,
 // large and misaligned element-wise and reduction kernels, matmul sizes and TF32, softmax, conv
-// and pooling backward, index ops, random numbers, optimizer steps, autograd, the allocator,
+// and pooling backward, index ops, 16-bit attention on tensor cores (the table's attention rows
+// have head dims under 16, so their bfloat16 / float16 rows take the float32 kernels), random
+// numbers, optimizer steps, autograd, the allocator,
 // streams and events, record_stream, graphs, peer copies, pinned memory. Prints PASS / FAIL per
 // check (per row and dtype for the table) and exits 1 on any failure, 77 without a GPU. With
 // --bench it prints the milliseconds of a few large ops instead (scripts/gpu-check.sh compares
@@ -325,6 +327,54 @@ void softmax_conv_index() {
   Tensor emb = randn({50, 8});
   Tensor tok = randint(0, 50, {4, 5});
   check("embedding", F::embedding(tok.to(kGpu), emb.to(kGpu)), F::embedding(tok, emb), 0, 0);
+}
+
+// bfloat16 / float16 attention with head dims of multiples of 16 (cuda_attention_half.cu's
+// tensor-core kernels: the output is the fused node's own, no conversion after it; shapes whose
+// tiles fit the shared memory of every sm_80+ GPU) against the CPU's float32 math path on the
+// same values: the output and the gradients of q, k and v.
+void attention_half() {
+  struct Shapes {
+    const char* name;
+    Shape q, k, v;
+    bool causal, gqa, mask;
+  };
+  const std::vector<Shapes> cases = {
+      {"ragged", {2, 3, 130, 64}, {2, 3, 100, 64}, {2, 3, 100, 64}, false, false, false},
+      {"causal gqa E != Ev", {1, 4, 150, 32}, {1, 2, 150, 32}, {1, 2, 150, 64}, true, true, false},
+      {"bool mask", {2, 2, 67, 128}, {2, 2, 75, 128}, {2, 2, 75, 16}, false, false, true},
+  };
+  for (DType t : {kBFloat16, kFloat16}) {
+    const double tol = t == kBFloat16 ? 3e-2 : 6e-3, grad_tol = t == kBFloat16 ? 6e-2 : 1.5e-2;
+    for (const Shapes& c : cases) {
+      const std::string name = std::string("attention ") + c.name + " " + dtype_name(t);
+      guarded(name, [&] {
+        Tensor q = randn(c.q).to(t), k = randn(c.k).to(t), v = randn(c.v).to(t);
+        Tensor keep = c.mask ? above(rand({c.q[2], c.k[2]}), 0.2) : Tensor();
+        F::ScaledDotProductAttentionOptions opt{
+            .attn_mask = keep, .is_causal = c.causal, .enable_gqa = c.gqa};
+        std::vector<Tensor> cpu = {q.to(kFloat32).requires_grad_(), k.to(kFloat32).requires_grad_(),
+                                   v.to(kFloat32).requires_grad_()};
+        Tensor ref = F::scaled_dot_product_attention_math(cpu[0], cpu[1], cpu[2], opt);
+        Tensor g = randn(ref.sizes()).to(t);
+        std::vector<Tensor> ref_grads = autograd::grad({ref}, cpu, {g.to(kFloat32)});
+        std::vector<Tensor> dev = {q.to(kGpu).requires_grad_(), k.to(kGpu).requires_grad_(),
+                                   v.to(kGpu).requires_grad_()};
+        if (keep.defined()) opt.attn_mask = keep.to(kGpu);
+        Tensor out = F::scaled_dot_product_attention(dev[0], dev[1], dev[2], opt);
+        if (!fake)
+          report(name + " on tensor cores",
+                 out.grad_fn() && out.grad_fn()->name() ==
+                                      std::string("ScaledDotProductFlashAttentionBackward0"),
+                 out.grad_fn() ? out.grad_fn()->name() : "no grad_fn");
+        std::vector<Tensor> grads = autograd::grad({out}, dev, {g.to(kGpu)});
+        check(name, out.to(kFloat32), ref, tol, tol);
+        for (int i = 0; i < 3; ++i)
+          check(name + " grad " + "qkv"[i], grads[i].to(kFloat32), ref_grads[i], grad_tol,
+                grad_tol);
+      });
+    }
+  }
 }
 
 void random_numbers() {
@@ -703,6 +753,7 @@ int main(int argc, char** argv) {
            {"reductions", reductions},
            {"linear algebra", linear_algebra},
            {"softmax, conv, index", softmax_conv_index},
+           {"16-bit attention", attention_half},
            {"random", random_numbers},
            {"optimizers", optimizers},
            {"files and dlpack", files_and_dlpack},

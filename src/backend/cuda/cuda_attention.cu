@@ -1,6 +1,8 @@
 // backend/cuda/cuda_attention.cu: fused scaled-dot-product attention (flash-attention style) on
-// CUDA, float32 only (the op sends float64 and wide heads to the math path). It compiles and links
-// in CI but has never run on a GPU: no GPU was available when it was written, so its tests skip.
+// CUDA: the float32 kernels, and the launchers, which hand bfloat16 and float16 views to the
+// tensor-core kernels of cuda_attention_half.cu (the op sends float64 and wide heads to the math
+// path). It compiles and links in CI but has never run on a GPU: no GPU was available when it was
+// written, so its tests skip.
 //
 // Forward: one block per (query tile of kFwdQ rows, batch x head). Q's tile sits in shared memory;
 // for each key tile the block loads K and V, computes the scores tile, and per row updates the
@@ -246,14 +248,22 @@ size_t shared_bytes(K kernel, int64_t floats) {
 }
 
 void check_float32(DType dtype, const char* op) {
-  EMBER_CHECK_KIND(DType, dtype == kFloat32, "[", op, "] the CUDA kernel takes float32, got ",
-                   dtype);
+  EMBER_CHECK_KIND(DType, dtype == kFloat32, "[", op,
+                   "] the CUDA kernels take float32, bfloat16 or float16, got ", dtype);
+}
+
+bool is_16bit(DType dtype) {
+  return dtype == kBFloat16 || dtype == kFloat16;
 }
 
 }  // namespace
 
 void launch_attention_forward(const View& out, const View& lse, const View& q, const View& k,
                               const View& v, const View& mask, const AttentionParams& p) {
+  if (is_16bit(q.dtype)) {
+    launch_attention_forward_half(out, lse, q, k, v, mask, p);
+    return;
+  }
   check_float32(q.dtype, "attention_forward");
   Attn a = make_attn(q, k, v, mask, p);
   if (a.N * a.Hq * a.L == 0) return;
@@ -268,6 +278,10 @@ void launch_attention_forward(const View& out, const View& lse, const View& q, c
 void launch_attention_backward(const View& dq, const View& dk, const View& dv, const View& dout,
                                const View& q, const View& k, const View& v, const View& out,
                                const View& lse, const View& mask, const AttentionParams& p) {
+  if (is_16bit(q.dtype)) {
+    launch_attention_backward_half(dq, dk, dv, dout, q, k, v, out, lse, mask, p);
+    return;
+  }
   check_float32(q.dtype, "attention_backward");
   Attn a = make_attn(q, k, v, mask, p);
   cudaStream_t stream = current_stream();

@@ -128,6 +128,10 @@ class CudaBackend : public Backend {
     cuda::DeviceGuard guard(index);
     device_record_stream(ptr, index, static_cast<cudaStream_t>(stream));
   }
+  bool takes_half_attention(int64_t head_dim, int64_t value_dim, int index) override {
+    return half_attention_fits(head_dim, value_dim,
+                               index < 0 ? cuda_detail::current_device() : index);
+  }
   // Every op of core/backend_ops.def: on the device that holds `on`, through its launcher.
 #define EMBER_BACKEND_OP(name, params, args, on) \
   void name params override {                    \

@@ -16,4 +16,15 @@ namespace ember::cuda_detail {
 #include "core/backend_ops.def"
 #undef EMBER_BACKEND_OP
 
+// cuda_attention_half.cu: the tensor-core attention kernels that launch_attention_forward and
+// launch_attention_backward hand bfloat16 and float16 views to (lse in float32), and whether they
+// take heads of these dims on `device` (the CUDA backend's takes_half_attention).
+void launch_attention_forward_half(const View& out, const View& lse, const View& q, const View& k,
+                                   const View& v, const View& mask, const AttentionParams& p);
+void launch_attention_backward_half(const View& dq, const View& dk, const View& dv,
+                                    const View& dout, const View& q, const View& k, const View& v,
+                                    const View& out, const View& lse, const View& mask,
+                                    const AttentionParams& p);
+bool half_attention_fits(int64_t head_dim, int64_t value_dim, int device);
+
 }  // namespace ember::cuda_detail
