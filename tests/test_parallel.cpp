@@ -1,13 +1,16 @@
-// tests/test_parallel.cpp: Module::clone (deep copies of built-in layers and containers, tied
-// weights, modules of one's own with EMBER_CLONE, the refusals), DataParallel over the two
-// devices of the fake CUDA backend (outputs and gradients of the whole batch, dim, parameters
-// refreshed each forward, errors), and DistributedDataParallel in a world of one process (its
-// buckets against PyTorch's assignment from tests/reference/distributed_reference.json, and
-// gradients as without it). Multi-process tests are in tests/distributed/.
+// tests/test_parallel.cpp: Module::clone (deep copies of every built-in layer with state, from
+// a table; tied weights, modules of one's own with EMBER_CLONE, the refusals), DataParallel over
+// the two devices of the fake CUDA backend (outputs and gradients of the whole batch, a
+// transformer layer, dim, parameters refreshed each forward, errors), and DistributedDataParallel
+// in a world of one process (its buckets against PyTorch's assignment from
+// tests/reference/distributed_reference.json, and gradients as without it). Multi-process tests are
+// in tests/distributed/.
 #include <unistd.h>
 
+#include <cctype>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <nlohmann/json.hpp>
 
 #include "ember/nn.h"
@@ -110,6 +113,148 @@ TEST(CloneTest, RefusesModulesItCannotCopy) {
   EXPECT_EQ(leaky->clone()->str(), leaky->str());
 }
 
+// Every built-in layer with parameters, buffers or children clones (a row per layer: how to make
+// it and a forward on fixed inputs, in eval mode, reduced to one tensor). The copy is the same
+// type, prints the same, has the same state under the same names in storage of its own, and
+// computes the same; its forward reads its own tensors only: moving every copied parameter moves
+// the copy's output and not the original's, and moving the original's the same way gives the
+// copy's output back.
+struct CloneCase {
+  std::string name;
+  std::function<std::shared_ptr<nn::Module>()> make;
+  std::function<Tensor(nn::Module&)> run;
+};
+
+template <class Impl, class F>
+std::function<Tensor(nn::Module&)> run_as(F f) {
+  return [f](nn::Module& m) {
+    manual_seed(11);
+    return f(dynamic_cast<Impl&>(m));
+  };
+}
+
+nn::BertConfig tiny_bert() {
+  return {.vocab_size = 20,
+          .hidden_size = 8,
+          .num_hidden_layers = 2,
+          .num_attention_heads = 2,
+          .intermediate_size = 12,
+          .max_position_embeddings = 16};
+}
+
+std::vector<CloneCase> clone_cases() {
+  using namespace nn;
+  auto seq = [](const Shape& in) {
+    return run_as<Module>([in](Module& m) { return m.forward(randn(in)); });
+  };
+  const TransformerLayerOptions layer{.dim_feedforward = 12, .dropout = 0.1};
+  return {
+      {"Linear", [] { return Linear(4, 3).ptr(); }, seq({2, 4})},
+      {"Conv2d+BatchNorm2d", [] { return small_cnn().ptr(); }, seq({2, 1, 6, 6})},
+      {"Embedding+LayerNorm", [] { return Sequential(Embedding(9, 4), LayerNorm(Shape{4})).ptr(); },
+       run_as<Module>([](Module& m) {
+         return m.forward(tensor({{1, 8, 3}}).to(kInt64));
+       })},
+      {"PReLU", [] { return PReLU(3).ptr(); }, seq({2, 3})},
+      {"RNN", [] { return RNN(3, 4, {.num_layers = 2, .bidirectional = true}).ptr(); },
+       run_as<RNNImpl>([](RNNImpl& m) {
+         return std::get<0>(m.forward(randn({5, 2, 3})));
+       })},
+      {"LSTM", [] { return LSTM(3, 4, {.num_layers = 2, .proj_size = 2}).ptr(); },
+       run_as<LSTMImpl>([](LSTMImpl& m) {
+         return std::get<0>(m.forward(randn({5, 2, 3})));
+       })},
+      {"GRU", [] { return GRU(3, 4, {.bias = false, .batch_first = true}).ptr(); },
+       run_as<GRUImpl>([](GRUImpl& m) {
+         return std::get<0>(m.forward(randn({2, 5, 3})));
+       })},
+      {"RNNCell", [] { return RNNCell(3, 4).ptr(); }, run_as<RNNCellImpl>([](RNNCellImpl& m) {
+         return m.forward(randn({2, 3}));
+       })},
+      {"LSTMCell", [] { return LSTMCell(3, 4).ptr(); }, run_as<LSTMCellImpl>([](LSTMCellImpl& m) {
+         return std::get<1>(m.forward(randn({2, 3})));
+       })},
+      {"GRUCell", [] { return GRUCell(3, 4).ptr(); }, run_as<GRUCellImpl>([](GRUCellImpl& m) {
+         return m.forward(randn({2, 3}));
+       })},
+      {"MultiheadAttention",
+       [] { return MultiheadAttention(8, 2, {.add_bias_kv = true, .kdim = 5, .vdim = 3}).ptr(); },
+       run_as<MultiheadAttentionImpl>([](MultiheadAttentionImpl& m) {
+         auto [out, weights] = m.forward(randn({4, 2, 8}), randn({6, 2, 5}), randn({6, 2, 3}));
+         return cat({out.flatten(), weights.flatten()});
+       })},
+      {"TransformerEncoderLayer", [layer] { return TransformerEncoderLayer(8, 2, layer).ptr(); },
+       seq({5, 2, 8})},
+      {"TransformerDecoderLayer", [layer] { return TransformerDecoderLayer(8, 2, layer).ptr(); },
+       run_as<TransformerDecoderLayerImpl>([](TransformerDecoderLayerImpl& m) {
+         return m.forward(randn({4, 2, 8}), randn({5, 2, 8}));
+       })},
+      {"TransformerEncoder",
+       [layer] {
+         return TransformerEncoder(TransformerEncoderLayer(8, 2, layer), 2, LayerNorm(Shape{8}))
+             .ptr();
+       },
+       seq({5, 2, 8})},
+      {"Transformer",
+       [layer] {
+         return Transformer({.d_model = 8,
+                             .nhead = 2,
+                             .num_encoder_layers = 2,
+                             .num_decoder_layers = 1,
+                             .layer = layer})
+             .ptr();
+       },
+       run_as<TransformerImpl>([](TransformerImpl& m) {
+         return m.forward(randn({5, 2, 8}), randn({4, 2, 8}));
+       })},
+      {"BertModel", [] { return BertModel(tiny_bert()).ptr(); },
+       run_as<BertModelImpl>([](BertModelImpl& m) {
+         BertOutput out = m.forward(tensor({{2, 7, 19, 4}, {3, 3, 0, 0}}).to(kInt64),
+                                    tensor({{1, 1, 1, 1}, {1, 1, 0, 0}}));
+         return cat({out.last_hidden_state.flatten(), out.pooler_output.flatten()});
+       })},
+  };
+}
+
+class CloneTable : public ::testing::TestWithParam<CloneCase> {};
+
+TEST_P(CloneTable, CopiesStateAndComputesWithItsOwnTensors) {
+  const CloneCase& c = GetParam();
+  manual_seed(2);
+  std::shared_ptr<nn::Module> model = c.make();
+  std::shared_ptr<nn::Module> copy = model->clone();
+  ASSERT_NE(copy, nullptr);
+  EXPECT_EQ(typeid(*copy), typeid(*model));
+  EXPECT_EQ(copy->str(), model->str());
+  auto a = model->state_dict(), b = copy->state_dict();
+  ASSERT_EQ(a.size(), b.size());
+  ASSERT_FALSE(a.empty());
+  for (size_t i = 0; i < a.size(); ++i) {
+    EXPECT_EQ(a[i].first, b[i].first);
+    EXPECT_TRUE(tensor_equal(a[i].second, b[i].second)) << a[i].first;
+    EXPECT_NE(a[i].second.storage(), b[i].second.storage()) << a[i].first << " is shared";
+  }
+  model->eval();
+  copy->eval();
+  Tensor before = c.run(*model);
+  ASSERT_TRUE(tensor_equal(c.run(*copy), before));
+  NoGradGuard no_grad;
+  for (Tensor& p : copy->parameters()) p.add_(0.25);
+  Tensor moved = c.run(*copy);
+  EXPECT_FALSE(tensor_close(moved, before, 1e-6, 1e-6)) << "the copy computes with other tensors";
+  EXPECT_TRUE(tensor_equal(c.run(*model), before)) << "moving the copy moved the original";
+  for (Tensor& p : model->parameters()) p.add_(0.25);
+  EXPECT_TRUE(tensor_close(c.run(*model), moved, 1e-6, 1e-6));
+}
+
+INSTANTIATE_TEST_SUITE_P(Layers, CloneTable, ::testing::ValuesIn(clone_cases()),
+                         [](const auto& info) {
+                           std::string name = info.param.name;
+                           for (char& ch : name)
+                             if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+                           return name;
+                         });
+
 class DataParallelTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -144,6 +289,27 @@ TEST_F(DataParallelTest, WholeBatchOutputsAndGradients) {
   // Under no_grad nothing is recorded and outputs still match.
   NoGradGuard no_grad;
   EXPECT_FALSE(dp(x).requires_grad());
+}
+
+TEST_F(DataParallelTest, ReplicatesATransformerLayer) {
+  manual_seed(6);
+  nn::TransformerEncoderLayer layer(8, 2, {.dim_feedforward = 12, .batch_first = true});
+  layer->to(cuda0, kFloat64);
+  layer->eval();  // no dropout: the replicas' outputs are the reference's
+  auto reference = layer->clone();
+  nn::parallel::DataParallel dp(layer.ptr(), {.device_ids = {cuda0, cuda1}});
+  Tensor x = randn({5, 3, 8}, {.dtype = kFloat64});  // chunks of 3 and 2 sequences
+  Tensor out = dp(x);
+  Tensor ref = reference->forward(x.to(cuda0));
+  EXPECT_TRUE(tensor_close(out, ref, 1e-12, 1e-12));
+  (out * out).sum().backward();
+  (ref * ref).sum().backward();
+  auto p = layer->named_parameters(), q = reference->named_parameters();
+  ASSERT_EQ(p.size(), q.size());
+  for (size_t i = 0; i < p.size(); ++i) {
+    ASSERT_TRUE(p[i].second.grad().defined()) << p[i].first;
+    EXPECT_TRUE(tensor_close(p[i].second.grad(), q[i].second.grad(), 1e-12, 1e-12)) << p[i].first;
+  }
 }
 
 TEST_F(DataParallelTest, SplitsAlongDimAndGathersOnTheOutputDevice) {

@@ -38,6 +38,9 @@ struct BertConfig {
 
 // word + position + token-type embeddings, then LayerNorm and dropout.
 class BertEmbeddingsImpl : public Module {
+  using Self = BertEmbeddingsImpl;
+  EMBER_CLONE(Self, &Self::word_embeddings, &Self::position_embeddings,
+              &Self::token_type_embeddings, &Self::LayerNorm_, &Self::dropout)
  public:
   explicit BertEmbeddingsImpl(const BertConfig& config);
   // input_ids, token_type_ids: (N, L) int64 -> (N, L, hidden).
@@ -49,6 +52,8 @@ class BertEmbeddingsImpl : public Module {
 
 // Multi-head self-attention: query, key, value projections and the attention itself.
 class BertSelfAttentionImpl : public Module {
+  using Self = BertSelfAttentionImpl;
+  EMBER_CLONE(Self, &Self::query, &Self::key, &Self::value)
  public:
   explicit BertSelfAttentionImpl(const BertConfig& config);
   // x: (N, L, hidden), keep: (N, 1, 1, L) bool (true: a real token) or undefined.
@@ -61,6 +66,8 @@ class BertSelfAttentionImpl : public Module {
 // dense, dropout, then LayerNorm of the sum with the block's input (BertSelfOutput and
 // BertOutput).
 class BertResidualOutputImpl : public Module {
+  using Self = BertResidualOutputImpl;
+  EMBER_CLONE(Self, &Self::dense, &Self::LayerNorm_, &Self::dropout)
  public:
   BertResidualOutputImpl(const char* name, int64_t in, const BertConfig& config);
   Tensor forward(const Tensor& x, const Tensor& input);
@@ -70,6 +77,8 @@ class BertResidualOutputImpl : public Module {
 };
 
 class BertAttentionImpl : public Module {
+  using Self = BertAttentionImpl;
+  EMBER_CLONE(Self, &Self::self, &Self::output)
  public:
   explicit BertAttentionImpl(const BertConfig& config);
   Tensor forward(const Tensor& x, const Tensor& keep);
@@ -78,6 +87,8 @@ class BertAttentionImpl : public Module {
 };
 
 class BertIntermediateImpl : public Module {
+  using Self = BertIntermediateImpl;
+  EMBER_CLONE(Self, &Self::dense)
  public:
   explicit BertIntermediateImpl(const BertConfig& config);
   Tensor forward(const Tensor& x) override;
@@ -86,6 +97,8 @@ class BertIntermediateImpl : public Module {
 };
 
 class BertLayerImpl : public Module {
+  using Self = BertLayerImpl;
+  EMBER_CLONE(Self, &Self::attention, &Self::intermediate, &Self::output)
  public:
   explicit BertLayerImpl(const BertConfig& config);
   Tensor forward(const Tensor& x, const Tensor& keep);
@@ -95,6 +108,8 @@ class BertLayerImpl : public Module {
 };
 
 class BertEncoderImpl : public Module {
+  using Self = BertEncoderImpl;
+  EMBER_CLONE(Self, &Self::layer, &Self::layers)
  public:
   explicit BertEncoderImpl(const BertConfig& config);
   Tensor forward(const Tensor& x, const Tensor& keep);
@@ -104,6 +119,8 @@ class BertEncoderImpl : public Module {
 
 // tanh(dense(first token)).
 class BertPoolerImpl : public Module {
+  using Self = BertPoolerImpl;
+  EMBER_CLONE(Self, &Self::dense)
  public:
   explicit BertPoolerImpl(const BertConfig& config);
   Tensor forward(const Tensor& hidden) override;  // (N, L, hidden) -> (N, hidden)
@@ -116,6 +133,8 @@ struct BertOutput {
 };
 
 class BertModelImpl : public Module {
+  using Self = BertModelImpl;
+  EMBER_CLONE(Self, &Self::embeddings, &Self::encoder, &Self::pooler)
  public:
   explicit BertModelImpl(const BertConfig& config = {});
   // input_ids: (N, L) int64 token ids; attention_mask: (N, L), 1 for tokens and 0 for padding

@@ -4,7 +4,9 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
+#include <tuple>
 #include <type_traits>
 #include <typeinfo>
 #include <unordered_map>
@@ -130,6 +132,20 @@ class Module : public std::enable_shared_from_this<Module> {
   static void adopt_member(CloneMap& map, Holder& h) {
     if (h.ptr()) h = Holder(std::dynamic_pointer_cast<typename Holder::ImplType>(map.module(*h)));
   }
+  template <class T>
+  static void adopt_member(CloneMap& map, std::optional<T>& m) {
+    if (m) adopt_member(map, *m);
+  }
+  template <class T>
+  static void adopt_member(CloneMap& map, std::vector<T>& v) {
+    for (T& e : v) adopt_member(map, e);
+  }
+  // A struct of tensors or modules names them with `auto members() { return std::tie(...); }`.
+  template <class S>
+  requires requires(S s) { s.members(); }
+  static void adopt_member(CloneMap& map, S& s) {
+    std::apply([&map](auto&... m) { (adopt_member(map, m), ...); }, s.members());
+  }
   void adopt_registered(const Module& original, CloneMap& map);
   // Refuses to clone a subclass of `impl` that has no clone_impl of its own (it would be sliced).
   static void check_clone_type(const Module& original, const std::type_info& impl);
@@ -193,7 +209,8 @@ std::ostream& operator<<(std::ostream& os, const ModuleHolder<Impl>& m) {
 }  // namespace ember::nn
 
 // Inside a module class: its clone_impl, copying the module and giving the copy its own copies of
-// the listed members (Tensor, std::shared_ptr<SomeImpl> or holder members, as pointers to
+// the listed members (Tensor, std::shared_ptr<SomeImpl> or holder members, std::optional and
+// std::vector of those, structs with a members() returning std::tie of theirs; as pointers to
 // members: EMBER_CLONE(MyNetImpl, &MyNetImpl::weight, &MyNetImpl::encoder)); every parameter,
 // buffer and child must be reachable so, or be registered only (as Sequential's children).
 #define EMBER_CLONE(Impl, ...)                                                                 \

@@ -49,6 +49,7 @@ class RNNImplBase : public Module {
   // One layer-direction's parameters (undefined where absent).
   struct Weights {
     Tensor w_ih, w_hh, b_ih, b_hh, w_hr;
+    auto members() { return std::tie(w_ih, w_hh, b_ih, b_hh, w_hr); }
   };
   // Per layer, then direction: index layer * D + direction.
   std::vector<Weights> all_weights;
@@ -68,6 +69,7 @@ class RNNImplBase : public Module {
 
 // Elman RNN: h_t = act(x_t W_ih^T + b_ih + h_{t-1} W_hh^T + b_hh), act tanh or relu.
 class RNNImpl : public RNNImplBase {
+  EMBER_CLONE(RNNImpl, &RNNImpl::all_weights)
  public:
   RNNImpl(int64_t input_size, int64_t hidden_size, const RNNOptions& options = {});
   // -> (output, h_n); shapes as RNNImplBase::run.
@@ -79,6 +81,7 @@ EMBER_MODULE_WITH(RNN, RNN(int64_t input_size, int64_t hidden_size, const RNNOpt
 // LSTM: gates i, f, o = sigmoid(..), g = tanh(..) of x_t W_ih^T + b_ih + h_{t-1} W_hh^T + b_hh;
 // c_t = f * c_{t-1} + i * g; h_t = o * tanh(c_t), times W_hr^T with proj_size.
 class LSTMImpl : public RNNImplBase {
+  EMBER_CLONE(LSTMImpl, &LSTMImpl::all_weights)
  public:
   LSTMImpl(int64_t input_size, int64_t hidden_size, const RNNOptions& options = {});
   // -> (output, (h_n, c_n)); shapes as RNNImplBase::run. hx: (h0, c0), both or neither.
@@ -92,6 +95,7 @@ EMBER_MODULE_WITH(LSTM,
 // GRU: r, z = sigmoid(..) of x_t W_i^T + b_i + h_{t-1} W_h^T + b_h; n = tanh(x_t W_in^T + b_in +
 // r * (h_{t-1} W_hn^T + b_hn)); h_t = (1 - z) * n + z * h_{t-1}.
 class GRUImpl : public RNNImplBase {
+  EMBER_CLONE(GRUImpl, &GRUImpl::all_weights)
  public:
   GRUImpl(int64_t input_size, int64_t hidden_size, const RNNOptions& options = {});
   // -> (output, h_n); shapes as RNNImplBase::run.
@@ -123,6 +127,8 @@ class RNNCellImplBase : public Module {
 };
 
 class RNNCellImpl : public RNNCellImplBase {
+  EMBER_CLONE(RNNCellImpl, &RNNCellImpl::weight_ih, &RNNCellImpl::weight_hh, &RNNCellImpl::bias_ih,
+              &RNNCellImpl::bias_hh)
  public:
   RNNCellImpl(int64_t input_size, int64_t hidden_size, bool bias = true,
               std::string nonlinearity = "tanh");
@@ -131,6 +137,8 @@ class RNNCellImpl : public RNNCellImplBase {
 EMBER_MODULE(RNNCell);
 
 class LSTMCellImpl : public RNNCellImplBase {
+  EMBER_CLONE(LSTMCellImpl, &LSTMCellImpl::weight_ih, &LSTMCellImpl::weight_hh,
+              &LSTMCellImpl::bias_ih, &LSTMCellImpl::bias_hh)
  public:
   LSTMCellImpl(int64_t input_size, int64_t hidden_size, bool bias = true);
   // hx: (h, c), both or neither -> (h', c').
@@ -140,6 +148,8 @@ class LSTMCellImpl : public RNNCellImplBase {
 EMBER_MODULE(LSTMCell);
 
 class GRUCellImpl : public RNNCellImplBase {
+  EMBER_CLONE(GRUCellImpl, &GRUCellImpl::weight_ih, &GRUCellImpl::weight_hh, &GRUCellImpl::bias_ih,
+              &GRUCellImpl::bias_hh)
  public:
   GRUCellImpl(int64_t input_size, int64_t hidden_size, bool bias = true);
   Tensor forward(const Tensor& input, const Tensor& hx = Tensor());  // -> h'

@@ -45,12 +45,19 @@ struct MultiheadAttentionForwardOptions {
 
 // out_proj's class: a Linear printed as PyTorch's NonDynamicallyQuantizableLinear.
 class NonDynamicallyQuantizableLinearImpl : public LinearImpl {
+  EMBER_CLONE(NonDynamicallyQuantizableLinearImpl, &NonDynamicallyQuantizableLinearImpl::weight,
+              &NonDynamicallyQuantizableLinearImpl::bias)
  public:
   NonDynamicallyQuantizableLinearImpl(int64_t in_features, int64_t out_features, bool bias)
       : LinearImpl("NonDynamicallyQuantizableLinear", in_features, out_features, bias) {}
 };
 
 class MultiheadAttentionImpl : public Module {
+  EMBER_CLONE(MultiheadAttentionImpl, &MultiheadAttentionImpl::in_proj_weight,
+              &MultiheadAttentionImpl::q_proj_weight, &MultiheadAttentionImpl::k_proj_weight,
+              &MultiheadAttentionImpl::v_proj_weight, &MultiheadAttentionImpl::in_proj_bias,
+              &MultiheadAttentionImpl::bias_k, &MultiheadAttentionImpl::bias_v,
+              &MultiheadAttentionImpl::out_proj)
  public:
   MultiheadAttentionImpl(int64_t embed_dim, int64_t num_heads,
                          const MultiheadAttentionOptions& options = {});
@@ -92,6 +99,9 @@ struct TransformerLayerOptions {
 // LayerNorm (after it, or before it with norm_first). Children as PyTorch's: self_attn,
 // linear1, dropout, linear2, norm1, norm2, dropout1, dropout2.
 class TransformerEncoderLayerImpl : public Module {
+  using Self = TransformerEncoderLayerImpl;
+  EMBER_CLONE(Self, &Self::self_attn, &Self::linear1, &Self::linear2, &Self::dropout,
+              &Self::dropout1, &Self::dropout2, &Self::norm1, &Self::norm2)
  public:
   TransformerEncoderLayerImpl(int64_t d_model, int64_t nhead,
                               const TransformerLayerOptions& options = {});
@@ -116,6 +126,10 @@ EMBER_MODULE_WITH(TransformerEncoderLayer,
 // Self-attention, attention over the encoder's memory, then the feed-forward block. Children:
 // self_attn, multihead_attn, linear1, dropout, linear2, norm1, norm2, norm3, dropout1..3.
 class TransformerDecoderLayerImpl : public Module {
+  using Self = TransformerDecoderLayerImpl;
+  EMBER_CLONE(Self, &Self::self_attn, &Self::multihead_attn, &Self::linear1, &Self::linear2,
+              &Self::dropout, &Self::dropout1, &Self::dropout2, &Self::dropout3, &Self::norm1,
+              &Self::norm2, &Self::norm3)
  public:
   TransformerDecoderLayerImpl(int64_t d_model, int64_t nhead,
                               const TransformerLayerOptions& options = {});
@@ -142,6 +156,8 @@ EMBER_MODULE_WITH(TransformerDecoderLayer,
 // num_layers copies of `layer` (same options, same initial weights: PyTorch deep-copies it) as
 // layers.0 ..., then the optional final norm.
 class TransformerEncoderImpl : public Module {
+  using Self = TransformerEncoderImpl;
+  EMBER_CLONE(Self, &Self::layers, &Self::norm, &Self::layer_list_)
  public:
   TransformerEncoderImpl(const TransformerEncoderLayer& layer, int64_t num_layers,
                          std::optional<LayerNorm> norm = std::nullopt);
@@ -163,6 +179,8 @@ EMBER_MODULE_WITH(TransformerEncoder,
                                                                           std::move(norm))){});
 
 class TransformerDecoderImpl : public Module {
+  using Self = TransformerDecoderImpl;
+  EMBER_CLONE(Self, &Self::layers, &Self::norm, &Self::layer_list_)
  public:
   TransformerDecoderImpl(const TransformerDecoderLayer& layer, int64_t num_layers,
                          std::optional<LayerNorm> norm = std::nullopt);
@@ -196,6 +214,7 @@ struct TransformerOptions {
 // An encoder and a decoder, each ending in a LayerNorm; every parameter of two or more dims
 // Xavier-uniform (PyTorch's Transformer._reset_parameters).
 class TransformerImpl : public Module {
+  EMBER_CLONE(TransformerImpl, &TransformerImpl::encoder, &TransformerImpl::decoder)
  public:
   explicit TransformerImpl(const TransformerOptions& options = {});
   // src: (S, N, E), tgt: (T, N, E) (batch_first: (N, ., E)) -> (T, N, E).
