@@ -2,9 +2,10 @@
 // F::scaled_dot_product_attention against its math path (values and the gradients of query, key
 // and value) over a table of shapes, masks and options -- tiles cut short, L != S, single rows
 // and keys, causal, bool and additive masks broadcast, grouped heads, E != Ev, transposed views,
-// 2-, 3- and 5-D inputs, rows without keys -- plus gradcheck in float64, results that do not
-// depend on the thread count, checks that the fused path is the one taken, and on a GPU the
-// bfloat16 / float16 tensor-core kernels against the float32 math path.
+// 2-, 3- and 5-D inputs, rows without keys -- plus gradcheck in float64, dropout (the CPU
+// kernels draw what the math path's dropout draws), results that do not depend on the thread
+// count, checks that the fused path is the one taken, and on a GPU the bfloat16 / float16
+// tensor-core kernels against the float32 math path.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -207,7 +208,53 @@ TEST_P(AttentionFusedTest, RowsWithoutKeysGiveZerosAndZeroGradients) {
     EXPECT_TRUE(isfinite(g).all().item<bool>());
 }
 
-// Each task of the CPU kernels runs alone in a fixed order: one thread or two, the same bits.
+// With dropout the CPU kernels drop the weights that dropout(weights, p) drops after the same
+// seed -- the same Philox draws, element by element -- so the fused output and gradients equal
+// the math path's; a float32 and a float64 run of each case. On CUDA dropout takes the math path.
+TEST_P(AttentionFusedTest, DropoutDrawsWhatTheMathPathDraws) {
+  const bool fused_here = device().is_cpu();
+  manual_seed(20);
+  std::vector<Case> all = cases();
+  for (const Case& c : all) {
+    const std::string name = c.name;
+    if (name != "plain_ragged_tiles" && name != "causal_L_gt_S" && name != "bool_rows_empty" &&
+        name != "float_rows_empty" && name != "gqa_bool" && name != "two_d" && name != "five_d")
+      continue;
+    for (DType d : {kFloat32, kFloat64}) {
+      SCOPED_TRACE(name + " " + dtype_name(d));
+      const double tol = d == kFloat32 ? 2e-4 : 1e-10;
+      Tensor q = strided_input(c.q, c.transposed, on(d)).requires_grad_(true);
+      Tensor k = strided_input(c.k, c.transposed, on(d)).requires_grad_(true);
+      Tensor v = strided_input(c.v, c.transposed, on(d)).requires_grad_(true);
+      Shape scores(c.q.begin(), c.q.end() - 1);
+      scores.push_back(c.k[c.k.size() - 2]);
+      F::ScaledDotProductAttentionOptions opt{.attn_mask = make_mask(c.mask, scores, on(d)),
+                                              .dropout_p = 0.3,
+                                              .is_causal = c.causal,
+                                              .enable_gqa = c.gqa};
+      manual_seed(21);
+      Tensor fused = F::scaled_dot_product_attention(q, k, v, opt);
+      manual_seed(21);
+      Tensor math = F::scaled_dot_product_attention_math(q, k, v, opt);
+      ASSERT_TRUE(fused.grad_fn());
+      EXPECT_EQ(fused.grad_fn()->name() == std::string(kFusedNode), fused_here);
+      EXPECT_TRUE(tensor_close(fused, math, tol, tol));
+      // Dropout changed something, and the next call draws anew.
+      F::ScaledDotProductAttentionOptions no_drop = opt;
+      no_drop.dropout_p = 0;
+      EXPECT_FALSE(tensor_close(fused, F::scaled_dot_product_attention(q, k, v, no_drop)));
+      EXPECT_FALSE(tensor_close(fused, F::scaled_dot_product_attention(q, k, v, opt)));
+      Tensor g = randn(fused.sizes(), on(d));
+      std::vector<Tensor> gf = autograd::grad({fused}, {q, k, v}, {g});
+      std::vector<Tensor> gm = autograd::grad({math}, {q, k, v}, {g});
+      for (int i = 0; i < 3; ++i)
+        EXPECT_TRUE(tensor_close(gf[i], gm[i], tol, tol)) << "input " << i;
+    }
+  }
+}
+
+// Each task of the CPU kernels runs alone in a fixed order and each dropout draw belongs to its
+// element: one thread or two, the same bits.
 TEST_P(AttentionFusedTest, ResultsDoNotDependOnTheThreadCount) {
   if (device().is_cuda() && !testing::fake_cuda_backend())
     GTEST_SKIP() << "the CUDA backward adds dQ with atomics";
@@ -218,7 +265,8 @@ TEST_P(AttentionFusedTest, ResultsDoNotDependOnTheThreadCount) {
   Tensor g = randn({2, 3, 130, 16}, on());
   auto run = [&](int threads) {
     set_num_threads(threads);
-    Tensor out = F::scaled_dot_product_attention(q, k, v, {.is_causal = true});
+    manual_seed(22);
+    Tensor out = F::scaled_dot_product_attention(q, k, v, {.dropout_p = 0.2, .is_causal = true});
     std::vector<Tensor> grads = autograd::grad({out}, {q, k, v}, {g});
     grads.push_back(out);
     return grads;
@@ -433,8 +481,10 @@ TEST_P(AttentionFusedTest, OtherCasesTakeTheMathPath) {
   manual_seed(17);
   Tensor q = randn({2, 2, 8, 4}, on()).requires_grad_(true), k = randn({2, 2, 8, 4}, on()),
          v = randn({2, 2, 8, 4}, on());
-  EXPECT_NE(F::scaled_dot_product_attention(q, k, v, {.dropout_p = 0.5}).grad_fn()->name(),
-            kFusedNode);
+  if (!device().is_cpu()) {
+    EXPECT_NE(F::scaled_dot_product_attention(q, k, v, {.dropout_p = 0.5}).grad_fn()->name(),
+              kFusedNode);
+  }
   // A mask that requires grad gets its gradient from the math path.
   Tensor add = randn({8, 8}, on()).requires_grad_(true);
   Tensor out = F::scaled_dot_product_attention(q, k, v, {.attn_mask = add});

@@ -50,11 +50,16 @@ struct Conv2dGeometry {
 
 // The fused attention kernels' options (core/backend_ops.def, attention_forward/backward):
 // scores are q k^T * scale; causal keeps key j for query i iff j <= i; kv_groups query heads
-// share each key/value head (enable_gqa; 1 without).
+// share each key/value head (enable_gqa; 1 without). With dropout_p > 0 (CPU kernels only) the
+// weight of element idx of the (N, Hq, L, S) weights is kept, and scaled by 1 / (1 - dropout_p),
+// when the uniform draw idx of a random fill from (dropout_seed, dropout_counter) is >= dropout_p
+// (kernels/philox.h): the mask dropout(weights, p) draws for a tensor of that shape.
 struct AttentionParams {
   double scale;
   bool causal;
   int64_t kv_groups;
+  double dropout_p = 0;
+  uint64_t dropout_seed = 0, dropout_counter = 0;
 };
 
 }  // namespace ember

@@ -103,13 +103,10 @@ Tensor scaled_dot_product_attention_math(const Tensor& query, const Tensor& key_
 Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key, const Tensor& value,
                                     const ScaledDotProductAttentionOptions& options) {
   check_attention(query, key, value, options);
-  // The fused kernels have no dropout: attention with dropout_p > 0 takes the math path.
-  if (options.dropout_p == 0) {
-    Tensor out = fused_scaled_dot_product_attention(query, key, value, options.attn_mask,
-                                                    scale_of(query, options), options.is_causal,
-                                                    options.enable_gqa);
-    if (out.defined()) return out;
-  }
+  Tensor out = fused_scaled_dot_product_attention(query, key, value, options.attn_mask,
+                                                  scale_of(query, options), options.is_causal,
+                                                  options.enable_gqa, options.dropout_p);
+  if (out.defined()) return out;
   return scaled_dot_product_attention_math(query, key, value, options);
 }
 

@@ -1,8 +1,9 @@
 // ops/attention.cpp: the fused scaled-dot-product attention op -- which arguments it takes, the
 // inputs seen as (N, H, L, E) views and the mask as a broadcast (N, Hq, L, S) view (never
 // expanded in memory), the backend's attention_forward and its recorded backward
-// (attention_backward, from the saved output and per-row logsumexp), and how 16-bit inputs go:
-// as they are to a backend that takes them (CUDA's tensor-core kernels), else through float32.
+// (attention_backward, from the saved output and per-row logsumexp), dropout's draws (the CPU
+// kernels'), and how 16-bit inputs go: as they are to a backend that takes them (CUDA's
+// tensor-core kernels), else through float32.
 #include "ops/attention.h"
 
 #include <algorithm>
@@ -80,11 +81,20 @@ bool fused_shapes(const Tensor& q, const Tensor& k, const Tensor& v, const Tenso
 }
 
 Tensor fused_forward(const Tensor& q0, const Tensor& k0, const Tensor& v0, const Tensor& mask,
-                     double scale, bool causal) {
+                     double scale, bool causal, double dropout_p) {
   // (N, Hq, L, E), (N, Hk, S, E), (N, Hk, S, Ev)
   Tensor q = as_4d(q0), k = as_4d(k0), v = as_4d(v0);
   const int64_t N = q.size(0), Hq = q.size(1), L = q.size(2), Hk = k.size(1), Ev = v.size(3);
-  const AttentionParams p{scale, causal, Hq / Hk};
+  AttentionParams p{scale, causal, Hq / Hk};
+  if (dropout_p > 0) {
+    // The draws dropout(weights, p) makes for the (N, Hq, L, S) weights in q's dtype, taken from
+    // the default generator once; the backward replays them from the same counters.
+    Generator& g = default_generator(q.device());
+    p.dropout_p = dropout_p;
+    p.dropout_seed = g.seed();
+    p.dropout_counter =
+        g.advance(random_counters(RandomKind::Uniform, q.dtype(), N * Hq * L * k.size(2)));
+  }
   Shape m_sizes, m_strides;
   View mview{nullptr, {}, {}, q.dtype()};
   if (mask.defined()) {
@@ -131,7 +141,8 @@ Tensor fused_forward(const Tensor& q0, const Tensor& k0, const Tensor& v0, const
 
 Tensor fused_scaled_dot_product_attention(const Tensor& query, const Tensor& key,
                                           const Tensor& value, const Tensor& attn_mask,
-                                          double scale, bool is_causal, bool enable_gqa) {
+                                          double scale, bool is_causal, bool enable_gqa,
+                                          double dropout_p) {
   if (autocast_active(query)) {
     // Attention is one of autocast's lower-precision ops (as in PyTorch): the operands in the
     // autocast dtype, then the 16-bit path below (the mask keeps its dtype).
@@ -139,9 +150,11 @@ Tensor fused_scaled_dot_product_attention(const Tensor& query, const Tensor& key
     autocast_lower_all({&query, &key, &value}, low);
     autocast_detail::Suspend no_autocast;
     return fused_scaled_dot_product_attention(low[0], low[1], low[2], attn_mask, scale, is_causal,
-                                              enable_gqa);
+                                              enable_gqa, dropout_p);
   }
   if (!fused_shapes(query, key, value, attn_mask, enable_gqa)) return Tensor();
+  // Dropout is in the CPU kernels only.
+  if (dropout_p > 0 && !query.device().is_cpu()) return Tensor();
   // On CUDA float64 and heads over 128 take the math path (the kernels keep the head dims' tiles
   // in shared memory).
   if (query.device().is_cuda() &&
@@ -163,13 +176,14 @@ Tensor fused_scaled_dot_product_attention(const Tensor& query, const Tensor& key
     if ((md == kBool || md == kFloat32 || is_reduced_float(md)) &&
         backend_for(query).takes_half_attention(query.size(-1), value.size(-1),
                                                 query.device().index()))
-      return fused_forward(query, key, value, attn_mask, scale, is_causal);
+      return fused_forward(query, key, value, attn_mask, scale, is_causal, dropout_p);
     // Elsewhere through float32 copies and the float32 kernels, the output rounded once.
     Tensor m = attn_mask.defined() && attn_mask.dtype() != kBool ? to_opmath(attn_mask) : attn_mask;
-    return fused_forward(to_opmath(query), to_opmath(key), to_opmath(value), m, scale, is_causal)
+    return fused_forward(to_opmath(query), to_opmath(key), to_opmath(value), m, scale, is_causal,
+                         dropout_p)
         .to(query.dtype());
   }
-  return fused_forward(query, key, value, attn_mask, scale, is_causal);
+  return fused_forward(query, key, value, attn_mask, scale, is_causal, dropout_p);
 }
 
 }  // namespace ember

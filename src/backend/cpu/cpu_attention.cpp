@@ -5,8 +5,12 @@
 // time. Backward: one task per (batch, key/value head), owning that head's dK and dV and the dQ of
 // the query heads it serves; per key block it recomputes P from the scores and the saved
 // logsumexp and accumulates dV += P^T dO, dK += dS^T Q scale and dQ += dS K scale, with
-// dS = P (dO V^T - rowsum(dO O)). Every task runs alone and in a fixed order, so results do not
-// depend on the thread count. The element-wise tile loops are compiled per instruction set
+// dS = P (dO V^T - rowsum(dO O)). Dropout (dropout_p > 0) zeroes weights of P after the row sums
+// are taken and scales the kept ones, by the same counter-based draws in both passes: the forward
+// multiplies Z P (Z the kept weights' 1 / (1 - p), else 0) with V, the backward takes
+// dV += (Z P)^T dO and dS = P (Z (dO V^T) - rowsum(dO O)). Every task runs alone and in a fixed
+// order, and every dropout draw belongs to its element, so results do not depend on the thread
+// count. The element-wise tile loops are compiled per instruction set
 // (cpu_isa.h); the products go through the GEMM kernels of the same level.
 #include <algorithm>
 #include <cmath>
@@ -21,6 +25,7 @@
 #include "backend/cpu/cpu_loops.h"
 #include "backend/cpu/cpu_vec_math.h"
 #include "ember/error.h"
+#include "kernels/philox.h"
 
 namespace ember {
 
@@ -53,6 +58,9 @@ struct Problem {
   int64_t m_n, m_h, m_l, m_s;
   T scale;
   bool causal;
+  bool dropout;
+  T drop_p, keep_scale;
+  uint64_t seed, counter;
   const cpu::GemmKernel<T>& kern;
 
   Problem(const View& qv, const View& kv, const View& vv, const View& mv, const AttentionParams& p)
@@ -75,6 +83,11 @@ struct Problem {
         m_s(mv.data ? mv.strides[3] : 0),
         scale(static_cast<T>(p.scale)),
         causal(p.causal),
+        dropout(p.dropout_p > 0),
+        drop_p(static_cast<T>(p.dropout_p)),
+        keep_scale(static_cast<T>(p.dropout_p > 0 ? 1 / (1 - p.dropout_p) : 1)),
+        seed(p.dropout_seed),
+        counter(p.dropout_counter),
         kern(cpu::gemm_kernel<T>(cpu::cpu_isa())) {}
 
   // The keys [0, end) that queries [i0, i0 + rows) may see.
@@ -112,6 +125,11 @@ struct Problem {
         for (int64_t c = std::max<int64_t>(0, i0 + r + 1 - j0); c < cols; ++c) sr[c] = kNegInf;
     }
   }
+
+  // The dropout draw of weight (i, j) of head (bn, bh): its index in the (N, Hq, L, S) weights.
+  uint64_t draw(int64_t bn, int64_t bh, int64_t i, int64_t j) const {
+    return static_cast<uint64_t>(((bn * Hq + bh) * L + i) * S + j);
+  }
 };
 
 // The online-softmax step of one scores tile: per row, the new maximum mx (0 while every score is
@@ -136,6 +154,47 @@ template <class T>
     T* ar = acc + r * ev;
     for (int64_t e = 0; e < ev; ++e) ar[e] *= alpha;
   }
+}
+
+// z (rows x cols, row r's first weight taking draw first + r * stride) = keep where dropout keeps
+// the weight (its uniform from the fill at (seed, counter) is >= p), else 0. Per row the Philox
+// calls it needs run one after another (independent, so they vectorize), then each weight reads
+// its uniform.
+template <class T>
+[[gnu::always_inline]] inline void dropout_scales(T* z, int64_t rows, int64_t cols, uint64_t first,
+                                                  int64_t stride, uint64_t seed, uint64_t counter,
+                                                  T p, T keep) {
+  constexpr uint64_t per = philox::kUniformsPerCall<T>;
+  constexpr int64_t kMaxCalls = kBlockK / per + 2;
+  uint32_t words[4 * kMaxCalls];
+  for (int64_t r = 0; r < rows; ++r) {
+    const uint64_t idx0 = first + static_cast<uint64_t>(r * stride);
+    const uint64_t skip = idx0 % per, c0 = counter + idx0 / per;
+    const int64_t calls = static_cast<int64_t>((skip + cols + per - 1) / per);
+    for (int64_t j = 0; j < calls; ++j) {
+      const philox::Uint4 w = philox::philox4x32(c0 + static_cast<uint64_t>(j), seed);
+      words[4 * j] = w.x;
+      words[4 * j + 1] = w.y;
+      words[4 * j + 2] = w.z;
+      words[4 * j + 3] = w.w;
+    }
+    T* zr = z + r * cols;
+    for (int64_t c = 0; c < cols; ++c) {
+      const uint64_t u = skip + static_cast<uint64_t>(c);
+      T uniform;
+      if constexpr (per == 4)
+        uniform = philox::uniform_float(words[u]);
+      else
+        uniform = static_cast<T>(philox::uniform_double(words[2 * u], words[2 * u + 1]));
+      zr[c] = uniform >= p ? keep : T(0);
+    }
+  }
+}
+
+// dst[i] = a[i] * b[i] for n elements (dst may be a).
+template <class T>
+[[gnu::always_inline]] inline void mul_into(T* dst, const T* a, const T* b, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) dst[i] = a[i] * b[i];
 }
 
 // dst[i] += src[i] for n elements.
@@ -173,6 +232,15 @@ struct TileOps {
     cpu::isa_dispatch<&online_step<T>>(s, rows, cols, mx, sum, acc, ev);
   }
   static void add(T* dst, const T* src, int64_t n) { cpu::isa_dispatch<&add_into<T>>(dst, src, n); }
+  static void mul(T* dst, const T* a, const T* b, int64_t n) {
+    cpu::isa_dispatch<&mul_into<T>>(dst, a, b, n);
+  }
+  // The dropout scales of the (rows x cols) weights of head (bn, bh) at queries i0.., keys j0...
+  static void dropout(T* z, const Problem<T>& pb, int64_t bn, int64_t bh, int64_t i0, int64_t rows,
+                      int64_t j0, int64_t cols) {
+    cpu::isa_dispatch<&dropout_scales<T>>(z, rows, cols, pb.draw(bn, bh, i0, j0), pb.S, pb.seed,
+                                          pb.counter, pb.drop_p, pb.keep_scale);
+  }
   static void probs(T* s, int64_t rows, int64_t cols, const T* lse) {
     cpu::isa_dispatch<&probs_from_lse<T>>(s, rows, cols, lse);
   }
@@ -188,6 +256,7 @@ void forward_typed(const View& out, const View& lse, const Problem<T>& pb) {
   T* ls = static_cast<T*>(lse.data);
   cpu::parallel_for(pb.N * pb.Hq * q_blocks, 1, [&](int64_t b, int64_t e) {
     std::vector<T> s(kBlockQ * kBlockK), pv(kBlockQ * pb.Ev), acc(kBlockQ * pb.Ev);
+    std::vector<T> z(pb.dropout ? kBlockQ * kBlockK : 0);
     std::vector<T> row_max(kBlockQ), row_sum(kBlockQ);
     for (int64_t t = b; t < e; ++t) {
       const int64_t head = t / q_blocks, bn = head / pb.Hq, bh = head % pb.Hq;
@@ -201,6 +270,10 @@ void forward_typed(const View& out, const View& lse, const Problem<T>& pb) {
         const int64_t cols = std::min(kBlockK, end - j0);
         pb.scores(bn, bh, i0, rows, j0, cols, s.data());
         TileOps<T>::online(s.data(), rows, cols, row_max.data(), row_sum.data(), acc.data(), pb.Ev);
+        if (pb.dropout) {
+          TileOps<T>::dropout(z.data(), pb, bn, bh, i0, rows, j0, cols);
+          TileOps<T>::mul(s.data(), s.data(), z.data(), rows * cols);
+        }
         pb.gemm(rows, pb.Ev, cols, s.data(), cols, 1, vh + j0 * pb.v.r, pb.v.r, pb.v.c, pv.data());
         TileOps<T>::add(acc.data(), pv.data(), rows * pb.Ev);
       }
@@ -228,6 +301,7 @@ void backward_typed(const View& dqv, const View& dkv, const View& dvv, const Vie
   const int64_t L = pb.L, S = pb.S, E = pb.E, Ev = pb.Ev, g = pb.groups;
   cpu::parallel_for(pb.N * pb.Hk, 1, [&](int64_t b, int64_t e) {
     std::vector<T> s(kBlockQ * kBlockK), dp(kBlockQ * kBlockK), tmp(kBlockK * std::max(E, Ev));
+    std::vector<T> z(pb.dropout ? kBlockQ * kBlockK : 0), kept(z.size());
     std::vector<T> dk_acc(kBlockK * E), dv_acc(kBlockK * Ev), d(g * L);
     for (int64_t t = b; t < e; ++t) {
       const int64_t bn = t / pb.Hk, hk = t % pb.Hk;
@@ -256,11 +330,18 @@ void backward_typed(const View& dqv, const View& dkv, const View& dvv, const Vie
             const T* dout_t = dout + (head * L + i0) * Ev;
             pb.scores(bn, bh, i0, rows, j0, cols, s.data());
             TileOps<T>::probs(s.data(), rows, cols, lse + head * L + i0);
-            // dV += P^T dO
-            pb.gemm(cols, Ev, rows, s.data(), 1, cols, dout_t, Ev, 1, tmp.data());
+            // dV += (Z P)^T dO
+            const T* pz = s.data();
+            if (pb.dropout) {
+              TileOps<T>::dropout(z.data(), pb, bn, bh, i0, rows, j0, cols);
+              TileOps<T>::mul(kept.data(), s.data(), z.data(), rows * cols);
+              pz = kept.data();
+            }
+            pb.gemm(cols, Ev, rows, pz, 1, cols, dout_t, Ev, 1, tmp.data());
             TileOps<T>::add(dv_acc.data(), tmp.data(), cols * Ev);
-            // dP = dO V^T, then dS * scale
+            // dP = Z (dO V^T), then dS * scale
             pb.gemm(rows, cols, Ev, dout_t, Ev, 1, vh + j0 * pb.v.r, pb.v.c, pb.v.r, dp.data());
+            if (pb.dropout) TileOps<T>::mul(dp.data(), dp.data(), z.data(), rows * cols);
             TileOps<T>::grad(dp.data(), s.data(), rows, cols, d.data() + hh * L + i0, pb.scale);
             // dQ += dS K
             pb.gemm(rows, E, cols, dp.data(), cols, 1, kh + j0 * pb.k.r, pb.k.r, pb.k.c,
