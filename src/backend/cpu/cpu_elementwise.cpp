@@ -47,6 +47,24 @@ void unary_f32_vec(const View& dst, const View& src) {
   });
 }
 
+// A binary float32 op of cpu_vec_math.h, as unary_f32_vec.
+template <float (*scalar)(float, float), void (*span)(float*, const float*, const float*, int64_t)>
+void binary_f32_vec(const View& dst, const View& a, const View& b) {
+  cpu::StridedOperands<3> it({&dst, &a, &b});
+  it.run([](char** p, const int64_t* s, int64_t n) {
+    constexpr int64_t st = sizeof(float);
+    if (s[0] == st && s[1] == st && s[2] == st) {
+      span(reinterpret_cast<float*>(p[0]), reinterpret_cast<const float*>(p[1]),
+           reinterpret_cast<const float*>(p[2]), n);
+      return;
+    }
+    for (int64_t i = 0; i < n; ++i)
+      *reinterpret_cast<float*>(p[0] + i * s[0]) =
+          scalar(*reinterpret_cast<const float*>(p[1] + i * s[1]),
+                 *reinterpret_cast<const float*>(p[2] + i * s[2]));
+  });
+}
+
 // As unary_loop: fn runs on the compute type, its result is stored as Out.
 template <class F, class T>
 void binary_loop(const View& dst, const View& a, const View& b, const F& fn) {
@@ -104,6 +122,9 @@ void CpuBackend::unary(UnaryOp op, const View& dst, const View& src, const Unary
         return unary_f32_vec<cpu::sigmoid_f32, cpu::sigmoid_f32>(dst, src);
       case UnaryOp::Tanh:
         return unary_f32_vec<cpu::tanh_f32, cpu::tanh_f32>(dst, src);
+      case UnaryOp::Gelu:
+        if (p.a != 1) return unary_f32_vec<cpu::gelu_f32, cpu::gelu_f32>(dst, src);
+        break;
       default:
         break;
     }
@@ -120,6 +141,9 @@ void CpuBackend::unary(UnaryOp op, const View& dst, const View& src, const Unary
 }
 
 void CpuBackend::binary(BinaryOp op, const View& dst, const View& a, const View& b) {
+  if (op == BinaryOp::GeluBackward && dst.dtype == kFloat32 && a.dtype == kFloat32 &&
+      b.dtype == kFloat32)
+    return binary_f32_vec<cpu::gelu_backward_f32, cpu::gelu_backward_f32>(dst, a, b);
   switch (op) {
 #define EMBER_BINARY(Name, name, Fn, kind, ...)                                               \
   case BinaryOp::Name:                                                                        \

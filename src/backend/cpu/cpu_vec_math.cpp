@@ -1,4 +1,4 @@
-// backend/cpu/cpu_vec_math.cpp: the dense float32 exp, log, sigmoid and tanh loops of
+// backend/cpu/cpu_vec_math.cpp: the dense float32 exp, log, sigmoid, tanh and GELU loops of
 // cpu_vec_math.h, each compiled for AVX-512 (16 lanes), AVX2 (8) and the baseline (4) and
 // dispatched by cpu_isa() (cpu_isa.h).
 #include "backend/cpu/cpu_vec_math.h"
@@ -37,6 +37,27 @@ void sigmoid_f32(float* out, const float* in, int64_t n) {
 
 void tanh_f32(float* out, const float* in, int64_t n) {
   isa_dispatch<&map_f32<tanh_f32>>(out, in, n);
+}
+
+void gelu_f32(float* out, const float* in, int64_t n) {
+  isa_dispatch<&map_f32<gelu_f32>>(out, in, n);
+}
+
+// out[i] = f(a[i], b[i]). Writing in place over a or b gets its own loop: the general one's
+// vectorized version checks that out overlaps neither and would fall back to scalar code.
+template <float (*f)(float, float)>
+[[gnu::always_inline]] inline void map2_f32(float* out, const float* a, const float* b, int64_t n) {
+  if (out == a) {
+    for (int64_t i = 0; i < n; ++i) out[i] = f(out[i], b[i]);
+  } else if (out == b) {
+    for (int64_t i = 0; i < n; ++i) out[i] = f(a[i], out[i]);
+  } else {
+    for (int64_t i = 0; i < n; ++i) out[i] = f(a[i], b[i]);
+  }
+}
+
+void gelu_backward_f32(float* out, const float* x, const float* g, int64_t n) {
+  isa_dispatch<&map2_f32<gelu_backward_f32>>(out, x, g, n);
 }
 
 }  // namespace ember::cpu
