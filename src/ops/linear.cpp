@@ -7,7 +7,8 @@
 namespace ember::nn::functional {
 
 // x (N, in), weight (out, in), bias (out) -> (N, out) as one node (PyTorch's AddmmBackward0):
-// backward is g @ weight, g^T @ x and g summed over the batch. Other ranks go through matmul.
+// backward is g @ weight, g^T @ x and g summed over the batch. Input of more dims folds its leading
+// dims into N; 1-D input goes through matmul.
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
   // float16 and bfloat16: the product and the bias add in float32, rounded once (addmm's rule).
   if (std::vector<Tensor> low; autocast_lower_all({&x, &weight, &bias}, low))
@@ -15,6 +16,14 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
   if (is_reduced_float(x.dtype())) {
     autocast_detail::Suspend no_autocast;
     return linear(to_opmath(x), to_opmath(weight), to_opmath(bias)).to(x.dtype());
+  }
+  if (x.dim() > 2 && x.numel() > 0 && weight.dim() == 2 && (!bias.defined() || bias.dim() == 1) &&
+      x.size(-1) == weight.size(1)) {
+    // x (N..., in) folds into (N, in), as PyTorch's linear does: one product with the bias added
+    // in place and one node, instead of a batched matmul and a broadcast add.
+    Shape out = x.sizes();
+    out.back() = weight.size(0);
+    return linear(x.reshape({-1, x.size(-1)}), weight, bias).view(out);
   }
   if (x.dim() != 2 || weight.dim() != 2 || (bias.defined() && bias.dim() != 1)) {
     Tensor y = matmul(x, weight.t());
