@@ -120,9 +120,10 @@ template <class T>
 // z = x / sqrt 2: for |z| < 0.5, 1/2 + z P(z^2) / 2 (P of degree 4, a least-squares fit of erf(z) /
 // z on Chebyshev nodes, relative error 1.4e-9); else from erfc |z| = t e^(-z^2 + Q(t)), t = 1 / (1
 // + |z| / 2) (Numerical Recipes' erfcc: Q of degree 9, relative error 1.2e-7), as 1 - erfc / 2
-// above 0 and erfc / 2 below, so the lower tail keeps its relative precision. Against double
-// precision: relative error within 1e-6 down to x = -5.6 and 5e-6 down to -8.5, where Phi is 1e-17
-// (the rounding of z^2 in the exponent); 0 and 1 at -inf and +inf, NaN for NaN.
+// above 0 and erfc / 2 below, so the lower tail keeps its relative precision. GELU's relative
+// error against double precision, measured over every 97th float: 1.4e-6 down to x = -3, 2.9e-6
+// to -5.6, 6.9e-6 to -8.5 (where Phi is 1e-17), 1.8e-5 below (the rounding of z^2 in the
+// exponent); 0 and 1 at -inf and +inf, NaN for NaN.
 [[gnu::always_inline]] inline float normal_cdf_f32(float x) {
   const float z = x * 0.70710678118654752f;
   const float az = z < 0.0f ? -z : z;
@@ -158,7 +159,8 @@ template <class T>
   return g * (normal_cdf_f32(x) + x * pdf);
 }
 
-// out[i] = f(in[i]) for i < n, for f = exp_f32, log_f32, sigmoid_f32 and tanh_f32, on one thread.
+// out[i] = f(in[i]) for i < n, for f = exp_f32, log_f32, sigmoid_f32, tanh_f32 and gelu_f32, on one
+// thread.
 // Each picks, once, the loop compiled for the CPU at hand: AVX-512 (16 lanes), AVX2 (8) or the
 // baseline (4).
 void exp_f32(float* out, const float* in, int64_t n);
