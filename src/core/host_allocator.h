@@ -14,8 +14,8 @@ namespace ember {
 void* host_allocate(size_t nbytes);
 // Releases a block of host_allocate; nbytes is the size asked for. Any thread may free a block.
 void host_deallocate(void* ptr, size_t nbytes);
-// Frees every block cached by the calling thread, and the shared cache of large blocks (1 MiB
-// and up, kept so their pages stay mapped; at most an eighth of physical memory).
+// Frees every block cached by the calling thread, and the shared cache of larger blocks (over
+// kMaxCachedBlock, kept so their pages stay mapped; at most an eighth of physical memory).
 void host_empty_cache();
 
 inline constexpr size_t kMaxCachedBlock = size_t{1} << 16;
