@@ -1,7 +1,7 @@
-// ember/nn_ops.h: the neural-network ops with a backward of their own -- linear, mse_loss,
-// binary_cross_entropy, conv2d and the 2-D poolings -- and the argument types they take. They are
-// ops (src/ops/), and torch.nn.functional's names for them are their names: ember/nn/functional.h
-// includes this.
+// ember/nn_ops.h: the neural-network ops with a backward of their own -- linear, layer_norm,
+// mse_loss, binary_cross_entropy, conv2d and the 2-D poolings -- and the argument types they take.
+// They are ops (src/ops/), and torch.nn.functional's names for them are their names:
+// ember/nn/functional.h includes this.
 #pragma once
 
 #include <cstdint>
@@ -46,6 +46,11 @@ Tensor binary_cross_entropy(const Tensor& input, const Tensor& target, Reduction
 
 // x: (..., in), weight: (out, in), bias: (out) -> (..., out)
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor());
+
+// x: (..., *normalized_shape); weight, bias: normalized_shape or undefined -> x's shape. Each
+// slice over the normalized dims is normalized by its mean and biased variance (plus eps).
+Tensor layer_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& weight = Tensor(),
+                  const Tensor& bias = Tensor(), double eps = 1e-5);
 
 // --- image layers; input: (N, C, H, W), or (C, H, W) for one unbatched image.
 

@@ -147,31 +147,6 @@ Tensor dropout(const Tensor& x, double p, bool training) {
   return x * keep * (1.0 / (1.0 - p));
 }
 
-Tensor layer_norm(const Tensor& x_in, const Shape& normalized_shape, const Tensor& weight_in,
-                  const Tensor& bias_in, double eps) {
-  const Tensor x = autocast_float32(x_in), weight = autocast_float32(weight_in),
-               bias = autocast_float32(bias_in);
-  int64_t k = static_cast<int64_t>(normalized_shape.size());
-  bool fits = k <= x.dim();
-  for (int64_t i = 0; fits && i < k; ++i) fits = x.size(x.dim() - k + i) == normalized_shape[i];
-  EMBER_CHECK_KIND(Shape, fits, "[layer_norm] Given normalized_shape=", shape_str(normalized_shape),
-                   ", expected input with shape [*, ", shape_str(normalized_shape).substr(1),
-                   " but got input of size", shape_str(x.sizes()));
-  // float16 and bfloat16 normalize in float32 and round once, as PyTorch's fused kernel does.
-  if (is_reduced_float(x.dtype()))
-    return layer_norm(to_opmath(x), normalized_shape, to_opmath(weight), to_opmath(bias), eps)
-        .to(x.dtype());
-  Shape dims;
-  for (int64_t i = 0; i < k; ++i) dims.push_back(x.dim() - k + i);
-  Tensor mu = x.mean(dims, true);
-  Tensor centered = x - mu;
-  Tensor var = (centered * centered).mean(dims, true);
-  Tensor y = centered * rsqrt(var + eps);
-  if (weight.defined()) y = y * weight;
-  if (bias.defined()) y = y + bias;
-  return y;
-}
-
 Tensor embedding(const Tensor& indices, const Tensor& weight, std::optional<int64_t> padding_idx,
                  std::optional<double> max_norm, double norm_type) {
   EMBER_CHECK_KIND(DType, indices.dtype() == kInt64 || indices.dtype() == kInt32,

@@ -60,8 +60,6 @@ Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& targe
                                         const Tensor& pos_weight = Tensor());
 
 Tensor dropout(const Tensor& x, double p = 0.5, bool training = true);
-Tensor layer_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& weight = Tensor(),
-                  const Tensor& bias = Tensor(), double eps = 1e-5);
 // indices: int64 (any shape); weight: (num, dim) -> (..., dim)
 // max_norm: each looked-up row whose norm_type-norm exceeds it is first rescaled in place to
 // that norm (PyTorch's embedding_renorm_: by max_norm / (norm + 1e-7)), without autograd.
