@@ -113,11 +113,6 @@ template <class T>
 }
 
 template <class T>
-const T* data_or_null(const View& v) {
-  return static_cast<const T*>(v.data);
-}
-
-template <class T>
 void layer_norm_typed(const View& y, const View& mean, const View& rstd, const View& x,
                       const View& weight, const View& bias, double eps) {
   const int64_t rows = x.sizes[0], n = x.sizes[1];
@@ -125,7 +120,9 @@ void layer_norm_typed(const View& y, const View& mean, const View& rstd, const V
   T* yd = static_cast<T*>(y.data);
   T* md = static_cast<T*>(mean.data);
   T* rd = static_cast<T*>(rstd.data);
-  const T *xd = data_or_null<T>(x), *w = data_or_null<T>(weight), *b = data_or_null<T>(bias);
+  const T* xd = static_cast<const T*>(x.data);
+  const T* w = static_cast<const T*>(weight.data);
+  const T* b = static_cast<const T*>(bias.data);
   const int64_t grain = std::max<int64_t>(1, cpu::kGrainSize / std::max<int64_t>(n, 1));
   cpu::parallel_for(rows, grain, [&](int64_t r0, int64_t r1) {
     cpu::isa_dispatch<&forward_rows<T>>(yd, md, rd, xd, w, b, r0, r1, n, eps);
@@ -140,12 +137,14 @@ void layer_norm_backward_typed(const View& dx, const View& dweight, const View& 
   T* dxd = static_cast<T*>(dx.data);
   T* dwd = static_cast<T*>(dweight.data);
   T* dbd = static_cast<T*>(dbias.data);
-  const T *g = data_or_null<T>(dy), *xd = data_or_null<T>(x), *md = data_or_null<T>(mean),
-          *rd = data_or_null<T>(rstd), *w = data_or_null<T>(weight);
+  const T* g = static_cast<const T*>(dy.data);
+  const T* xd = static_cast<const T*>(x.data);
+  const T* md = static_cast<const T*>(mean.data);
+  const T* rd = static_cast<const T*>(rstd.data);
+  const T* w = static_cast<const T*>(weight.data);
   // Blocks of rows fixed by the shape alone: at least 16 rows, at most 256 blocks.
   const int64_t block = std::max<int64_t>(16, (rows + 255) / 256);
   const int64_t blocks = rows == 0 ? 0 : (rows + block - 1) / block;
-  const bool partials = dwd || dbd;
   std::vector<T> dw_part(dwd ? static_cast<size_t>(blocks * n) : 0);
   std::vector<T> db_part(dbd ? static_cast<size_t>(blocks * n) : 0);
   const int64_t grain = std::max<int64_t>(1, cpu::kGrainSize / std::max<int64_t>(block * n, 1));
@@ -155,7 +154,7 @@ void layer_norm_backward_typed(const View& dx, const View& dweight, const View& 
                                            dbd ? db_part.data() + k * n : nullptr, g, xd, md, rd, w,
                                            k * block, std::min(rows, (k + 1) * block), n);
   });
-  if (!partials) return;
+  if (!dwd && !dbd) return;
   cpu::parallel_for(n, std::max<int64_t>(1, cpu::kGrainSize / std::max<int64_t>(blocks, 1)),
                     [&](int64_t c0, int64_t c1) {
                       for (int64_t c = c0; c < c1; ++c) {
