@@ -41,7 +41,7 @@ class ActivationImpl : public Module {
    public:                                   \
     explicit Name##Impl(__VA_ARGS__);        \
   };                                         \
-  EMBER_MODULE(Name)
+  EMBER_BUILTIN_MODULE(Name)
 EMBER_ACTIVATION(SiLU);
 EMBER_ACTIVATION(Mish);
 EMBER_ACTIVATION(SELU);
@@ -73,6 +73,6 @@ class PReLUImpl : public Module {
   std::string extra_repr() const override;
   Tensor weight;
 };
-EMBER_MODULE(PReLU);
+EMBER_BUILTIN_MODULE(PReLU);
 
 }  // namespace ember::nn

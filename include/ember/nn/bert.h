@@ -152,6 +152,6 @@ class BertModelImpl : public Module {
   std::shared_ptr<BertEncoderImpl> encoder;
   std::shared_ptr<BertPoolerImpl> pooler;
 };
-EMBER_MODULE(BertModel);
+EMBER_BUILTIN_MODULE(BertModel);
 
 }  // namespace ember::nn

@@ -39,10 +39,10 @@ class Conv1dImpl : public Module {
   Conv1dOptions options;
   Tensor weight, bias;
 };
-EMBER_MODULE_WITH(Conv1d, Conv1d(int64_t in_channels, int64_t out_channels, int64_t kernel_size,
-                                 const Conv1dOptions& options = {})
-                  : ModuleHolder(std::make_shared<Conv1dImpl>(in_channels, out_channels,
-                                                              kernel_size, options)){});
+EMBER_BUILTIN_MODULE_WITH(Conv1d, Conv1d(int64_t in_channels, int64_t out_channels,
+                                         int64_t kernel_size, const Conv1dOptions& options = {})
+                          : ModuleHolder(std::make_shared<Conv1dImpl>(in_channels, out_channels,
+                                                                      kernel_size, options)){});
 
 struct Conv3dOptions {
   Size3d stride = 1;
@@ -64,10 +64,10 @@ class Conv3dImpl : public Module {
   Conv3dOptions options;
   Tensor weight, bias;
 };
-EMBER_MODULE_WITH(Conv3d, Conv3d(int64_t in_channels, int64_t out_channels, Size3d kernel_size,
-                                 const Conv3dOptions& options = {})
-                  : ModuleHolder(std::make_shared<Conv3dImpl>(in_channels, out_channels,
-                                                              kernel_size, options)){});
+EMBER_BUILTIN_MODULE_WITH(Conv3d, Conv3d(int64_t in_channels, int64_t out_channels,
+                                         Size3d kernel_size, const Conv3dOptions& options = {})
+                          : ModuleHolder(std::make_shared<Conv3dImpl>(in_channels, out_channels,
+                                                                      kernel_size, options)){});
 
 struct ConvTranspose1dOptions {
   int64_t stride = 1;
@@ -89,11 +89,11 @@ class ConvTranspose1dImpl : public Module {
   ConvTranspose1dOptions options;
   Tensor weight, bias;
 };
-EMBER_MODULE_WITH(ConvTranspose1d,
-                  ConvTranspose1d(int64_t in_channels, int64_t out_channels, int64_t kernel_size,
-                                  const ConvTranspose1dOptions& options = {})
-                  : ModuleHolder(std::make_shared<ConvTranspose1dImpl>(in_channels, out_channels,
-                                                                       kernel_size, options)){});
+EMBER_BUILTIN_MODULE_WITH(
+    ConvTranspose1d, ConvTranspose1d(int64_t in_channels, int64_t out_channels, int64_t kernel_size,
+                                     const ConvTranspose1dOptions& options = {})
+    : ModuleHolder(std::make_shared<ConvTranspose1dImpl>(in_channels, out_channels, kernel_size,
+                                                         options)){});
 
 struct ConvTranspose2dOptions {
   Size2d stride = 1;
@@ -116,11 +116,11 @@ class ConvTranspose2dImpl : public Module {
   ConvTranspose2dOptions options;
   Tensor weight, bias;
 };
-EMBER_MODULE_WITH(ConvTranspose2d,
-                  ConvTranspose2d(int64_t in_channels, int64_t out_channels, Size2d kernel_size,
-                                  const ConvTranspose2dOptions& options = {})
-                  : ModuleHolder(std::make_shared<ConvTranspose2dImpl>(in_channels, out_channels,
-                                                                       kernel_size, options)){});
+EMBER_BUILTIN_MODULE_WITH(
+    ConvTranspose2d, ConvTranspose2d(int64_t in_channels, int64_t out_channels, Size2d kernel_size,
+                                     const ConvTranspose2dOptions& options = {})
+    : ModuleHolder(std::make_shared<ConvTranspose2dImpl>(in_channels, out_channels, kernel_size,
+                                                         options)){});
 
 class UnfoldImpl : public Module {
  public:
@@ -131,8 +131,8 @@ class UnfoldImpl : public Module {
   Size2d kernel_size;
   FoldOptions options;
 };
-EMBER_MODULE_WITH(Unfold, Unfold(Size2d kernel_size, const FoldOptions& options = {})
-                  : ModuleHolder(std::make_shared<UnfoldImpl>(kernel_size, options)){});
+EMBER_BUILTIN_MODULE_WITH(Unfold, Unfold(Size2d kernel_size, const FoldOptions& options = {})
+                          : ModuleHolder(std::make_shared<UnfoldImpl>(kernel_size, options)){});
 
 class FoldImpl : public Module {
  public:
@@ -143,9 +143,9 @@ class FoldImpl : public Module {
   Size2d output_size, kernel_size;
   FoldOptions options;
 };
-EMBER_MODULE_WITH(Fold,
-                  Fold(Size2d output_size, Size2d kernel_size, const FoldOptions& options = {})
-                  : ModuleHolder(std::make_shared<FoldImpl>(output_size, kernel_size, options)){});
+EMBER_BUILTIN_MODULE_WITH(
+    Fold, Fold(Size2d output_size, Size2d kernel_size, const FoldOptions& options = {})
+    : ModuleHolder(std::make_shared<FoldImpl>(output_size, kernel_size, options)){});
 
 class MaxPool1dImpl : public Module {
  public:
@@ -156,8 +156,9 @@ class MaxPool1dImpl : public Module {
   int64_t kernel_size;
   MaxPool1dOptions options;
 };
-EMBER_MODULE_WITH(MaxPool1d, MaxPool1d(int64_t kernel_size, const MaxPool1dOptions& options = {})
-                  : ModuleHolder(std::make_shared<MaxPool1dImpl>(kernel_size, options)){});
+EMBER_BUILTIN_MODULE_WITH(MaxPool1d,
+                          MaxPool1d(int64_t kernel_size, const MaxPool1dOptions& options = {})
+                          : ModuleHolder(std::make_shared<MaxPool1dImpl>(kernel_size, options)){});
 
 class AvgPool1dImpl : public Module {
  public:
@@ -168,8 +169,9 @@ class AvgPool1dImpl : public Module {
   int64_t kernel_size;
   AvgPool1dOptions options;
 };
-EMBER_MODULE_WITH(AvgPool1d, AvgPool1d(int64_t kernel_size, const AvgPool1dOptions& options = {})
-                  : ModuleHolder(std::make_shared<AvgPool1dImpl>(kernel_size, options)){});
+EMBER_BUILTIN_MODULE_WITH(AvgPool1d,
+                          AvgPool1d(int64_t kernel_size, const AvgPool1dOptions& options = {})
+                          : ModuleHolder(std::make_shared<AvgPool1dImpl>(kernel_size, options)){});
 
 // The adaptive poolings: output_size fixed, windows as adaptive_avg_pool2d's.
 class AdaptiveAvgPool1dImpl : public Module {
@@ -180,7 +182,7 @@ class AdaptiveAvgPool1dImpl : public Module {
   std::string extra_repr() const override;
   int64_t output_size;
 };
-EMBER_MODULE(AdaptiveAvgPool1d);
+EMBER_BUILTIN_MODULE(AdaptiveAvgPool1d);
 
 class AdaptiveMaxPool1dImpl : public Module {
  public:
@@ -190,7 +192,7 @@ class AdaptiveMaxPool1dImpl : public Module {
   std::string extra_repr() const override;
   int64_t output_size;
 };
-EMBER_MODULE(AdaptiveMaxPool1d);
+EMBER_BUILTIN_MODULE(AdaptiveMaxPool1d);
 
 class AdaptiveMaxPool2dImpl : public Module {
  public:
@@ -202,7 +204,7 @@ class AdaptiveMaxPool2dImpl : public Module {
   std::string extra_repr() const override;
   Size2d output_size;
 };
-EMBER_MODULE(AdaptiveMaxPool2d);
+EMBER_BUILTIN_MODULE(AdaptiveMaxPool2d);
 
 // F::interpolate as a layer: size or scale_factor, mode, align_corners.
 class UpsampleImpl : public Module {
@@ -213,7 +215,7 @@ class UpsampleImpl : public Module {
   std::string extra_repr() const override;
   F::InterpolateFuncOptions options;
 };
-EMBER_MODULE(Upsample);
+EMBER_BUILTIN_MODULE(Upsample);
 
 class PixelShuffleImpl : public Module {
  public:
@@ -223,7 +225,7 @@ class PixelShuffleImpl : public Module {
   std::string extra_repr() const override;
   int64_t upscale_factor;
 };
-EMBER_MODULE(PixelShuffle);
+EMBER_BUILTIN_MODULE(PixelShuffle);
 
 class PixelUnshuffleImpl : public Module {
  public:
@@ -233,7 +235,7 @@ class PixelUnshuffleImpl : public Module {
   std::string extra_repr() const override;
   int64_t downscale_factor;
 };
-EMBER_MODULE(PixelUnshuffle);
+EMBER_BUILTIN_MODULE(PixelUnshuffle);
 
 class ChannelShuffleImpl : public Module {
  public:
@@ -242,6 +244,6 @@ class ChannelShuffleImpl : public Module {
   std::string extra_repr() const override;
   int64_t groups;
 };
-EMBER_MODULE(ChannelShuffle);
+EMBER_BUILTIN_MODULE(ChannelShuffle);
 
 }  // namespace ember::nn

@@ -15,7 +15,7 @@ class MSELossImpl : public Module {
   Tensor forward(const Tensor& input, const Tensor& target) const;
   Reduction reduction;
 };
-EMBER_MODULE(MSELoss);
+EMBER_BUILTIN_MODULE(MSELoss);
 
 class L1LossImpl : public Module {
  public:
@@ -24,7 +24,7 @@ class L1LossImpl : public Module {
   Tensor forward(const Tensor& input, const Tensor& target) const;
   Reduction reduction;
 };
-EMBER_MODULE(L1Loss);
+EMBER_BUILTIN_MODULE(L1Loss);
 
 class CrossEntropyLossImpl : public Module {
  public:
@@ -33,7 +33,7 @@ class CrossEntropyLossImpl : public Module {
   Tensor forward(const Tensor& input, const Tensor& target) const;
   functional::CrossEntropyOptions options;
 };
-EMBER_MODULE(CrossEntropyLoss);
+EMBER_BUILTIN_MODULE(CrossEntropyLoss);
 
 class NLLLossImpl : public Module {
  public:
@@ -42,7 +42,7 @@ class NLLLossImpl : public Module {
   Tensor forward(const Tensor& input, const Tensor& target) const;
   functional::NllLossOptions options;
 };
-EMBER_MODULE(NLLLoss);
+EMBER_BUILTIN_MODULE(NLLLoss);
 
 class BCELossImpl : public Module {
  public:
@@ -51,7 +51,7 @@ class BCELossImpl : public Module {
   Tensor forward(const Tensor& input, const Tensor& target) const;
   Reduction reduction;
 };
-EMBER_MODULE(BCELoss);
+EMBER_BUILTIN_MODULE(BCELoss);
 
 class BCEWithLogitsLossImpl : public Module {
  public:
@@ -62,7 +62,7 @@ class BCEWithLogitsLossImpl : public Module {
   Reduction reduction;
   Tensor pos_weight;
 };
-EMBER_MODULE(BCEWithLogitsLoss);
+EMBER_BUILTIN_MODULE(BCEWithLogitsLoss);
 
 // nn.CTCLoss; forward(log_probs, targets, input_lengths, target_lengths) is F::ctc_loss.
 class CTCLossImpl : public Module {
@@ -76,6 +76,6 @@ class CTCLossImpl : public Module {
   Reduction reduction;
   bool zero_infinity;
 };
-EMBER_MODULE(CTCLoss);
+EMBER_BUILTIN_MODULE(CTCLoss);
 
 }  // namespace ember::nn

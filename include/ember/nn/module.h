@@ -228,7 +228,32 @@ std::ostream& operator<<(std::ostream& os, const ModuleHolder<Impl>& m) {
 // As EMBER_MODULE, with extra holder members: constructors spelling out Impl's parameters, so
 // that braced arguments reach it (`nn::Conv2d(1, 8, {3, 5}, {.stride = 2})`), which the
 // forwarding constructor cannot deduce.
-#define EMBER_MODULE_WITH(Name, ...)                                   \
+#define EMBER_MODULE_WITH(Name, ...)      \
+  EMBER_MODULE_HOLDER(Name, __VA_ARGS__); \
+  inline const bool ember_copy_cloner_##Name = ::ember::nn::detail::register_copyable<Name##Impl>()
+
+// ember's own modules (the headers of include/ember/nn): as EMBER_MODULE(_WITH), but Impl's copy
+// cloner is compiled once, in the library (src/nn/builtin_modules.cpp defines
+// EMBER_DEFINE_BUILTIN_MODULES and includes these headers), and each file that includes ember.h
+// only calls it. Compiled in every such file, the registrations of the ~110 built-in modules
+// (make_shared, copy constructors, vtables) were most of the time that including ember.h took.
+#define EMBER_BUILTIN_MODULE(Name) EMBER_BUILTIN_MODULE_WITH(Name, )
+#ifdef EMBER_DEFINE_BUILTIN_MODULES
+#define EMBER_BUILTIN_MODULE_WITH(Name, ...)                     \
+  EMBER_MODULE_HOLDER(Name, __VA_ARGS__);                        \
+  bool ember_register_copy_cloner_##Name() {                     \
+    return ::ember::nn::detail::register_copyable<Name##Impl>(); \
+  }                                                              \
+  inline const bool ember_copy_cloner_##Name = ember_register_copy_cloner_##Name()
+#else
+#define EMBER_BUILTIN_MODULE_WITH(Name, ...) \
+  EMBER_MODULE_HOLDER(Name, __VA_ARGS__);    \
+  bool ember_register_copy_cloner_##Name();  \
+  inline const bool ember_copy_cloner_##Name = ember_register_copy_cloner_##Name()
+#endif
+
+// The holder class of EMBER_MODULE_WITH.
+#define EMBER_MODULE_HOLDER(Name, ...)                                 \
   class Name : public ::ember::nn::ModuleHolder<Name##Impl> {          \
    public:                                                             \
     using ::ember::nn::ModuleHolder<Name##Impl>::ModuleHolder;         \
@@ -241,5 +266,4 @@ std::ostream& operator<<(std::ostream& os, const ModuleHolder<Impl>& m) {
       impl_->to(dtype);                                                \
       return *this;                                                    \
     }                                                                  \
-  };                                                                   \
-  inline const bool ember_copy_cloner_##Name = ::ember::nn::detail::register_copyable<Name##Impl>()
+  }

@@ -30,7 +30,7 @@ class LinearImpl : public Module {
   // A Linear printed under another name (MultiheadAttention's NonDynamicallyQuantizableLinear).
   LinearImpl(std::string name, int64_t in_features, int64_t out_features, bool bias);
 };
-EMBER_MODULE(Linear);
+EMBER_BUILTIN_MODULE(Linear);
 
 // Runs its children in order.
 class SequentialImpl : public Module {
@@ -50,7 +50,7 @@ class SequentialImpl : public Module {
   size_t size() const { return children().size(); }
   std::shared_ptr<Module> operator[](size_t i) const { return children().at(i); }
 };
-EMBER_MODULE(Sequential);
+EMBER_BUILTIN_MODULE(Sequential);
 
 // Holds modules under the names "0", "1", ... and has no forward of its own (PyTorch's
 // ModuleList): `layers[i]` reaches one, as the module type its owner knows.
@@ -66,14 +66,14 @@ class ModuleListImpl : public Module {
   size_t size() const { return children().size(); }
   std::shared_ptr<Module> operator[](size_t i) const { return children().at(i); }
 };
-EMBER_MODULE(ModuleList);
+EMBER_BUILTIN_MODULE(ModuleList);
 
 class ReLUImpl : public Module {
  public:
   ReLUImpl() : Module("ReLU") {}
   Tensor forward(const Tensor& input) override;
 };
-EMBER_MODULE(ReLU);
+EMBER_BUILTIN_MODULE(ReLU);
 
 class LeakyReLUImpl : public Module {
  public:
@@ -83,7 +83,7 @@ class LeakyReLUImpl : public Module {
   std::string extra_repr() const override;
   double negative_slope;
 };
-EMBER_MODULE(LeakyReLU);
+EMBER_BUILTIN_MODULE(LeakyReLU);
 
 class GELUImpl : public Module {
  public:
@@ -93,21 +93,21 @@ class GELUImpl : public Module {
   std::string extra_repr() const override;
   std::string approximate;
 };
-EMBER_MODULE(GELU);
+EMBER_BUILTIN_MODULE(GELU);
 
 class SigmoidImpl : public Module {
  public:
   SigmoidImpl() : Module("Sigmoid") {}
   Tensor forward(const Tensor& input) override;
 };
-EMBER_MODULE(Sigmoid);
+EMBER_BUILTIN_MODULE(Sigmoid);
 
 class TanhImpl : public Module {
  public:
   TanhImpl() : Module("Tanh") {}
   Tensor forward(const Tensor& input) override;
 };
-EMBER_MODULE(Tanh);
+EMBER_BUILTIN_MODULE(Tanh);
 
 class SoftmaxImpl : public Module {
  public:
@@ -116,7 +116,7 @@ class SoftmaxImpl : public Module {
   std::string extra_repr() const override;
   int64_t dim;
 };
-EMBER_MODULE(Softmax);
+EMBER_BUILTIN_MODULE(Softmax);
 
 // Zeroes each element with probability p while training, scaling the rest by 1 / (1 - p).
 class DropoutImpl : public Module {
@@ -126,7 +126,7 @@ class DropoutImpl : public Module {
   std::string extra_repr() const override;
   double p;
 };
-EMBER_MODULE(Dropout);
+EMBER_BUILTIN_MODULE(Dropout);
 
 class FlattenImpl : public Module {
  public:
@@ -136,7 +136,7 @@ class FlattenImpl : public Module {
   std::string extra_repr() const override;
   int64_t start_dim, end_dim;
 };
-EMBER_MODULE(Flatten);
+EMBER_BUILTIN_MODULE(Flatten);
 
 // Normalizes over the trailing normalized_shape dims; weight ones and bias zeros when affine.
 class LayerNormImpl : public Module {
@@ -151,7 +151,7 @@ class LayerNormImpl : public Module {
   double eps;
   Tensor weight, bias;
 };
-EMBER_MODULE(LayerNorm);
+EMBER_BUILTIN_MODULE(LayerNorm);
 
 // A lookup table: indices (any shape, int64) -> (..., embedding_dim). weight ~ N(0, 1); the
 // padding_idx row starts at zero and gets no gradient.
@@ -170,7 +170,7 @@ class EmbeddingImpl : public Module {
   double norm_type;
   Tensor weight;
 };
-EMBER_MODULE(Embedding);
+EMBER_BUILTIN_MODULE(Embedding);
 
 struct EmbeddingBagOptions {
   std::string mode = "mean";  // "sum", "mean" or "max"
@@ -195,10 +195,10 @@ class EmbeddingBagImpl : public Module {
   EmbeddingBagOptions options;
   Tensor weight;
 };
-EMBER_MODULE_WITH(EmbeddingBag, EmbeddingBag(int64_t num_embeddings, int64_t embedding_dim,
-                                             const EmbeddingBagOptions& options = {})
-                  : ModuleHolder(std::make_shared<EmbeddingBagImpl>(num_embeddings, embedding_dim,
-                                                                    options)){});
+EMBER_BUILTIN_MODULE_WITH(
+    EmbeddingBag, EmbeddingBag(int64_t num_embeddings, int64_t embedding_dim,
+                               const EmbeddingBagOptions& options = {})
+    : ModuleHolder(std::make_shared<EmbeddingBagImpl>(num_embeddings, embedding_dim, options)){});
 
 // y = x1^T A x2 + b. weight: (out_features, in1_features, in2_features), bias: (out_features),
 // both uniform(+-1/sqrt(in1_features)) as PyTorch.
@@ -211,7 +211,7 @@ class BilinearImpl : public Module {
   int64_t in1_features, in2_features, out_features;
   Tensor weight, bias;
 };
-EMBER_MODULE(Bilinear);
+EMBER_BUILTIN_MODULE(Bilinear);
 
 struct Conv2dOptions {
   Size2d stride = 1;
@@ -238,10 +238,10 @@ class Conv2dImpl : public Module {
   Conv2dOptions options;
   Tensor weight, bias;
 };
-EMBER_MODULE_WITH(Conv2d, Conv2d(int64_t in_channels, int64_t out_channels, Size2d kernel_size,
-                                 const Conv2dOptions& options = {})
-                  : ModuleHolder(std::make_shared<Conv2dImpl>(in_channels, out_channels,
-                                                              kernel_size, options)){});
+EMBER_BUILTIN_MODULE_WITH(Conv2d, Conv2d(int64_t in_channels, int64_t out_channels,
+                                         Size2d kernel_size, const Conv2dOptions& options = {})
+                          : ModuleHolder(std::make_shared<Conv2dImpl>(in_channels, out_channels,
+                                                                      kernel_size, options)){});
 
 class MaxPool2dImpl : public Module {
  public:
@@ -252,8 +252,9 @@ class MaxPool2dImpl : public Module {
   Size2d kernel_size;
   F::MaxPool2dOptions options;
 };
-EMBER_MODULE_WITH(MaxPool2d, MaxPool2d(Size2d kernel_size, const F::MaxPool2dOptions& options = {})
-                  : ModuleHolder(std::make_shared<MaxPool2dImpl>(kernel_size, options)){});
+EMBER_BUILTIN_MODULE_WITH(MaxPool2d,
+                          MaxPool2d(Size2d kernel_size, const F::MaxPool2dOptions& options = {})
+                          : ModuleHolder(std::make_shared<MaxPool2dImpl>(kernel_size, options)){});
 
 class AvgPool2dImpl : public Module {
  public:
@@ -264,8 +265,9 @@ class AvgPool2dImpl : public Module {
   Size2d kernel_size;
   F::AvgPool2dOptions options;
 };
-EMBER_MODULE_WITH(AvgPool2d, AvgPool2d(Size2d kernel_size, const F::AvgPool2dOptions& options = {})
-                  : ModuleHolder(std::make_shared<AvgPool2dImpl>(kernel_size, options)){});
+EMBER_BUILTIN_MODULE_WITH(AvgPool2d,
+                          AvgPool2d(Size2d kernel_size, const F::AvgPool2dOptions& options = {})
+                          : ModuleHolder(std::make_shared<AvgPool2dImpl>(kernel_size, options)){});
 
 class AdaptiveAvgPool2dImpl : public Module {
  public:
@@ -277,7 +279,7 @@ class AdaptiveAvgPool2dImpl : public Module {
   std::string extra_repr() const override;
   Size2d output_size;
 };
-EMBER_MODULE(AdaptiveAvgPool2d);
+EMBER_BUILTIN_MODULE(AdaptiveAvgPool2d);
 
 struct BatchNormOptions {
   double eps = 1e-5;
@@ -319,8 +321,10 @@ class BatchNorm1dImpl : public BatchNormImplBase {
  protected:
   void check_input(const Tensor& input) const override;
 };
-EMBER_MODULE_WITH(BatchNorm1d, BatchNorm1d(int64_t num_features, const BatchNormOptions& options)
-                  : ModuleHolder(std::make_shared<BatchNorm1dImpl>(num_features, options)){});
+EMBER_BUILTIN_MODULE_WITH(BatchNorm1d,
+                          BatchNorm1d(int64_t num_features, const BatchNormOptions& options)
+                          : ModuleHolder(std::make_shared<BatchNorm1dImpl>(num_features,
+                                                                           options)){});
 
 // input: (N, C, H, W).
 class BatchNorm2dImpl : public BatchNormImplBase {
@@ -334,8 +338,10 @@ class BatchNorm2dImpl : public BatchNormImplBase {
  protected:
   void check_input(const Tensor& input) const override;
 };
-EMBER_MODULE_WITH(BatchNorm2d, BatchNorm2d(int64_t num_features, const BatchNormOptions& options)
-                  : ModuleHolder(std::make_shared<BatchNorm2dImpl>(num_features, options)){});
+EMBER_BUILTIN_MODULE_WITH(BatchNorm2d,
+                          BatchNorm2d(int64_t num_features, const BatchNormOptions& options)
+                          : ModuleHolder(std::make_shared<BatchNorm2dImpl>(num_features,
+                                                                           options)){});
 
 // Zeroes whole channels with probability p while training, scaling the rest by 1 / (1 - p).
 class Dropout2dImpl : public Module {
@@ -345,7 +351,7 @@ class Dropout2dImpl : public Module {
   std::string extra_repr() const override;
   double p;
 };
-EMBER_MODULE(Dropout2d);
+EMBER_BUILTIN_MODULE(Dropout2d);
 
 // Dropout1d, Dropout3d (whole channels) and AlphaDropout (for SELU), as F::dropout1d,
 // F::dropout3d and F::alpha_dropout while training.
@@ -356,7 +362,7 @@ class Dropout1dImpl : public Module {
   std::string extra_repr() const override;
   double p;
 };
-EMBER_MODULE(Dropout1d);
+EMBER_BUILTIN_MODULE(Dropout1d);
 
 class Dropout3dImpl : public Module {
  public:
@@ -365,7 +371,7 @@ class Dropout3dImpl : public Module {
   std::string extra_repr() const override;
   double p;
 };
-EMBER_MODULE(Dropout3d);
+EMBER_BUILTIN_MODULE(Dropout3d);
 
 class AlphaDropoutImpl : public Module {
  public:
@@ -374,7 +380,7 @@ class AlphaDropoutImpl : public Module {
   std::string extra_repr() const override;
   double p;
 };
-EMBER_MODULE(AlphaDropout);
+EMBER_BUILTIN_MODULE(AlphaDropout);
 
 // Padding layers on F::pad: padding is one amount for every side or (left, right[, top,
 // bottom]). The 2d forms pad the last two dims of (N, C, H, W) or (C, H, W), the 1d ones the last.
@@ -394,7 +400,7 @@ class PadImpl : public Module {
     explicit Name##Impl(std::vector<int64_t> padding)        \
         : PadImpl(#Name, std::move(padding), sides, mode) {} \
   };                                                         \
-  EMBER_MODULE(Name)
+  EMBER_BUILTIN_MODULE(Name)
 EMBER_PAD_MODULE(ZeroPad1d, 2, "constant");
 EMBER_PAD_MODULE(ZeroPad2d, 4, "constant");
 EMBER_PAD_MODULE(ReflectionPad1d, 2, "reflect");
@@ -410,13 +416,13 @@ class ConstantPad2dImpl : public PadImpl {
   ConstantPad2dImpl(std::vector<int64_t> padding, double value)
       : PadImpl("ConstantPad2d", std::move(padding), 4, "constant", value) {}
 };
-EMBER_MODULE(ConstantPad2d);
+EMBER_BUILTIN_MODULE(ConstantPad2d);
 
 class IdentityImpl : public Module {
  public:
   IdentityImpl() : Module("Identity") {}
   Tensor forward(const Tensor& input) override { return input; }
 };
-EMBER_MODULE(Identity);
+EMBER_BUILTIN_MODULE(Identity);
 
 }  // namespace ember::nn

@@ -21,7 +21,7 @@ class SmoothL1LossImpl : public Module {
   Reduction reduction;
   double beta;
 };
-EMBER_MODULE(SmoothL1Loss);
+EMBER_BUILTIN_MODULE(SmoothL1Loss);
 
 class HuberLossImpl : public Module {
  public:
@@ -33,7 +33,7 @@ class HuberLossImpl : public Module {
   Reduction reduction;
   double delta;
 };
-EMBER_MODULE(HuberLoss);
+EMBER_BUILTIN_MODULE(HuberLoss);
 
 // input: log-probabilities. PyTorch's reduction="batchmean" is kSum divided by input.size(0).
 class KLDivLossImpl : public Module {
@@ -46,7 +46,7 @@ class KLDivLossImpl : public Module {
   Reduction reduction;
   bool log_target;
 };
-EMBER_MODULE(KLDivLoss);
+EMBER_BUILTIN_MODULE(KLDivLoss);
 
 class PoissonNLLLossImpl : public Module {
  public:
@@ -64,7 +64,7 @@ class PoissonNLLLossImpl : public Module {
   double eps;
   Reduction reduction;
 };
-EMBER_MODULE(PoissonNLLLoss);
+EMBER_BUILTIN_MODULE(PoissonNLLLoss);
 
 class GaussianNLLLossImpl : public Module {
  public:
@@ -78,7 +78,7 @@ class GaussianNLLLossImpl : public Module {
   double eps;
   Reduction reduction;
 };
-EMBER_MODULE(GaussianNLLLoss);
+EMBER_BUILTIN_MODULE(GaussianNLLLoss);
 
 class MarginRankingLossImpl : public Module {
  public:
@@ -90,7 +90,7 @@ class MarginRankingLossImpl : public Module {
   double margin;
   Reduction reduction;
 };
-EMBER_MODULE(MarginRankingLoss);
+EMBER_BUILTIN_MODULE(MarginRankingLoss);
 
 class HingeEmbeddingLossImpl : public Module {
  public:
@@ -102,7 +102,7 @@ class HingeEmbeddingLossImpl : public Module {
   double margin;
   Reduction reduction;
 };
-EMBER_MODULE(HingeEmbeddingLoss);
+EMBER_BUILTIN_MODULE(HingeEmbeddingLoss);
 
 class CosineEmbeddingLossImpl : public Module {
  public:
@@ -114,7 +114,7 @@ class CosineEmbeddingLossImpl : public Module {
   double margin;
   Reduction reduction;
 };
-EMBER_MODULE(CosineEmbeddingLoss);
+EMBER_BUILTIN_MODULE(CosineEmbeddingLoss);
 
 class TripletMarginLossImpl : public Module {
  public:
@@ -133,7 +133,7 @@ class TripletMarginLossImpl : public Module {
   bool swap;
   Reduction reduction;
 };
-EMBER_MODULE(TripletMarginLoss);
+EMBER_BUILTIN_MODULE(TripletMarginLoss);
 
 class MultiLabelSoftMarginLossImpl : public Module {
  public:
@@ -146,7 +146,7 @@ class MultiLabelSoftMarginLossImpl : public Module {
   Tensor weight;
   Reduction reduction;
 };
-EMBER_MODULE(MultiLabelSoftMarginLoss);
+EMBER_BUILTIN_MODULE(MultiLabelSoftMarginLoss);
 
 class CosineSimilarityImpl : public Module {
  public:
@@ -158,7 +158,7 @@ class CosineSimilarityImpl : public Module {
   int64_t dim;
   double eps;
 };
-EMBER_MODULE(CosineSimilarity);
+EMBER_BUILTIN_MODULE(CosineSimilarity);
 
 class PairwiseDistanceImpl : public Module {
  public:
@@ -170,6 +170,6 @@ class PairwiseDistanceImpl : public Module {
   double p, eps;
   bool keepdim;
 };
-EMBER_MODULE(PairwiseDistance);
+EMBER_BUILTIN_MODULE(PairwiseDistance);
 
 }  // namespace ember::nn

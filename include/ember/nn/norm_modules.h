@@ -24,7 +24,7 @@ class RMSNormImpl : public Module {
   std::optional<double> eps;
   Tensor weight;
 };
-EMBER_MODULE(RMSNorm);
+EMBER_BUILTIN_MODULE(RMSNorm);
 
 // num_channels split into num_groups groups, each normalized; weight ones and bias zeros (C).
 class GroupNormImpl : public Module {
@@ -37,7 +37,7 @@ class GroupNormImpl : public Module {
   double eps;
   Tensor weight, bias;
 };
-EMBER_MODULE(GroupNorm);
+EMBER_BUILTIN_MODULE(GroupNorm);
 
 struct InstanceNormOptions {
   double eps = 1e-5;
@@ -61,16 +61,17 @@ class InstanceNormImplBase : public Module {
                        const InstanceNormOptions& options);
   int64_t spatial_dims;
 };
-#define EMBER_INSTANCE_NORM(Name, dims)                                                        \
-  class Name##Impl : public InstanceNormImplBase {                                             \
-    EMBER_CLONE(Name##Impl, &Name##Impl::weight, &Name##Impl::bias, &Name##Impl::running_mean, \
-                &Name##Impl::running_var, &Name##Impl::num_batches_tracked)                    \
-   public:                                                                                     \
-    explicit Name##Impl(int64_t num_features, const InstanceNormOptions& options = {})         \
-        : InstanceNormImplBase(#Name, dims, num_features, options) {}                          \
-  };                                                                                           \
-  EMBER_MODULE_WITH(Name, Name(int64_t num_features, const InstanceNormOptions& options = {})  \
-                    : ModuleHolder(std::make_shared<Name##Impl>(num_features, options)){})
+#define EMBER_INSTANCE_NORM(Name, dims)                                                         \
+  class Name##Impl : public InstanceNormImplBase {                                              \
+    EMBER_CLONE(Name##Impl, &Name##Impl::weight, &Name##Impl::bias, &Name##Impl::running_mean,  \
+                &Name##Impl::running_var, &Name##Impl::num_batches_tracked)                     \
+   public:                                                                                      \
+    explicit Name##Impl(int64_t num_features, const InstanceNormOptions& options = {})          \
+        : InstanceNormImplBase(#Name, dims, num_features, options) {}                           \
+  };                                                                                            \
+  EMBER_BUILTIN_MODULE_WITH(Name,                                                               \
+                            Name(int64_t num_features, const InstanceNormOptions& options = {}) \
+                            : ModuleHolder(std::make_shared<Name##Impl>(num_features, options)){})
 EMBER_INSTANCE_NORM(InstanceNorm1d, 1);  // input: (N, C, L) or (C, L)
 EMBER_INSTANCE_NORM(InstanceNorm2d, 2);  // input: (N, C, H, W) or (C, H, W)
 EMBER_INSTANCE_NORM(InstanceNorm3d, 3);  // input: (N, C, D, H, W) or (C, D, H, W)
@@ -86,6 +87,6 @@ class LocalResponseNormImpl : public Module {
   int64_t size;
   double alpha, beta, k;
 };
-EMBER_MODULE(LocalResponseNorm);
+EMBER_BUILTIN_MODULE(LocalResponseNorm);
 
 }  // namespace ember::nn

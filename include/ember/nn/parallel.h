@@ -120,10 +120,10 @@ class DistributedDataParallelImpl : public Module {
   std::unique_ptr<detail::Reducer> reducer_;
   bool require_backward_grad_sync_ = true;
 };
-EMBER_MODULE_WITH(DistributedDataParallel,
-                  DistributedDataParallel(std::shared_ptr<Module> module,
-                                          const DistributedDataParallelOptions& options)
-                  : ModuleHolder(std::move(module), options){});
+EMBER_BUILTIN_MODULE_WITH(DistributedDataParallel,
+                          DistributedDataParallel(std::shared_ptr<Module> module,
+                                                  const DistributedDataParallelOptions& options)
+                          : ModuleHolder(std::move(module), options){});
 
 struct DataParallelOptions {
   // The devices to run on (default: every CUDA device; with none, the module runs as it is).
@@ -161,9 +161,9 @@ class DataParallelImpl : public Module {
   std::vector<autograd::HookHandle> hooks_;
   bool callback_queued_ = false;
 };
-EMBER_MODULE_WITH(DataParallel,
-                  DataParallel(std::shared_ptr<Module> module, const DataParallelOptions& options)
-                  : ModuleHolder(std::move(module), options){});
+EMBER_BUILTIN_MODULE_WITH(DataParallel, DataParallel(std::shared_ptr<Module> module,
+                                                     const DataParallelOptions& options)
+                          : ModuleHolder(std::move(module), options){});
 
 }  // namespace ember::nn::parallel
 

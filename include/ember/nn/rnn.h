@@ -75,8 +75,9 @@ class RNNImpl : public RNNImplBase {
   // -> (output, h_n); shapes as RNNImplBase::run.
   std::tuple<Tensor, Tensor> forward(const Tensor& input, const Tensor& h0 = Tensor());
 };
-EMBER_MODULE_WITH(RNN, RNN(int64_t input_size, int64_t hidden_size, const RNNOptions& options = {})
-                  : ModuleHolder(std::make_shared<RNNImpl>(input_size, hidden_size, options)){});
+EMBER_BUILTIN_MODULE_WITH(
+    RNN, RNN(int64_t input_size, int64_t hidden_size, const RNNOptions& options = {})
+    : ModuleHolder(std::make_shared<RNNImpl>(input_size, hidden_size, options)){});
 
 // LSTM: gates i, f, o = sigmoid(..), g = tanh(..) of x_t W_ih^T + b_ih + h_{t-1} W_hh^T + b_hh;
 // c_t = f * c_{t-1} + i * g; h_t = o * tanh(c_t), times W_hr^T with proj_size.
@@ -88,9 +89,9 @@ class LSTMImpl : public RNNImplBase {
   std::tuple<Tensor, std::tuple<Tensor, Tensor>> forward(
       const Tensor& input, const std::optional<std::tuple<Tensor, Tensor>>& hx = std::nullopt);
 };
-EMBER_MODULE_WITH(LSTM,
-                  LSTM(int64_t input_size, int64_t hidden_size, const RNNOptions& options = {})
-                  : ModuleHolder(std::make_shared<LSTMImpl>(input_size, hidden_size, options)){});
+EMBER_BUILTIN_MODULE_WITH(
+    LSTM, LSTM(int64_t input_size, int64_t hidden_size, const RNNOptions& options = {})
+    : ModuleHolder(std::make_shared<LSTMImpl>(input_size, hidden_size, options)){});
 
 // GRU: r, z = sigmoid(..) of x_t W_i^T + b_i + h_{t-1} W_h^T + b_h; n = tanh(x_t W_in^T + b_in +
 // r * (h_{t-1} W_hn^T + b_hn)); h_t = (1 - z) * n + z * h_{t-1}.
@@ -101,8 +102,9 @@ class GRUImpl : public RNNImplBase {
   // -> (output, h_n); shapes as RNNImplBase::run.
   std::tuple<Tensor, Tensor> forward(const Tensor& input, const Tensor& h0 = Tensor());
 };
-EMBER_MODULE_WITH(GRU, GRU(int64_t input_size, int64_t hidden_size, const RNNOptions& options = {})
-                  : ModuleHolder(std::make_shared<GRUImpl>(input_size, hidden_size, options)){});
+EMBER_BUILTIN_MODULE_WITH(
+    GRU, GRU(int64_t input_size, int64_t hidden_size, const RNNOptions& options = {})
+    : ModuleHolder(std::make_shared<GRUImpl>(input_size, hidden_size, options)){});
 
 // The cells: one step of the layers above. Parameters weight_ih (G * hidden, input_size),
 // weight_hh (G * hidden, hidden), bias_ih and bias_hh (G * hidden), uniform in
@@ -134,7 +136,7 @@ class RNNCellImpl : public RNNCellImplBase {
               std::string nonlinearity = "tanh");
   Tensor forward(const Tensor& input, const Tensor& hx = Tensor());  // -> h'
 };
-EMBER_MODULE(RNNCell);
+EMBER_BUILTIN_MODULE(RNNCell);
 
 class LSTMCellImpl : public RNNCellImplBase {
   EMBER_CLONE(LSTMCellImpl, &LSTMCellImpl::weight_ih, &LSTMCellImpl::weight_hh,
@@ -145,7 +147,7 @@ class LSTMCellImpl : public RNNCellImplBase {
   std::tuple<Tensor, Tensor> forward(
       const Tensor& input, const std::optional<std::tuple<Tensor, Tensor>>& hx = std::nullopt);
 };
-EMBER_MODULE(LSTMCell);
+EMBER_BUILTIN_MODULE(LSTMCell);
 
 class GRUCellImpl : public RNNCellImplBase {
   EMBER_CLONE(GRUCellImpl, &GRUCellImpl::weight_ih, &GRUCellImpl::weight_hh, &GRUCellImpl::bias_ih,
@@ -154,6 +156,6 @@ class GRUCellImpl : public RNNCellImplBase {
   GRUCellImpl(int64_t input_size, int64_t hidden_size, bool bias = true);
   Tensor forward(const Tensor& input, const Tensor& hx = Tensor());  // -> h'
 };
-EMBER_MODULE(GRUCell);
+EMBER_BUILTIN_MODULE(GRUCell);
 
 }  // namespace ember::nn

@@ -73,7 +73,7 @@ class MultiheadAttentionImpl : public Module {
   Tensor in_proj_weight, q_proj_weight, k_proj_weight, v_proj_weight, in_proj_bias, bias_k, bias_v;
   std::shared_ptr<NonDynamicallyQuantizableLinearImpl> out_proj;
 };
-EMBER_MODULE_WITH(
+EMBER_BUILTIN_MODULE_WITH(
     MultiheadAttention, MultiheadAttention(int64_t embed_dim, int64_t num_heads,
                                            const MultiheadAttentionOptions& options = {})
     : ModuleHolder(std::make_shared<MultiheadAttentionImpl>(embed_dim, num_heads, options)) {}
@@ -117,11 +117,10 @@ class TransformerEncoderLayerImpl : public Module {
   Dropout dropout, dropout1, dropout2;
   LayerNorm norm1, norm2;
 };
-EMBER_MODULE_WITH(TransformerEncoderLayer,
-                  TransformerEncoderLayer(int64_t d_model, int64_t nhead,
-                                          const TransformerLayerOptions& options = {})
-                  : ModuleHolder(std::make_shared<TransformerEncoderLayerImpl>(d_model, nhead,
-                                                                               options)){});
+EMBER_BUILTIN_MODULE_WITH(
+    TransformerEncoderLayer, TransformerEncoderLayer(int64_t d_model, int64_t nhead,
+                                                     const TransformerLayerOptions& options = {})
+    : ModuleHolder(std::make_shared<TransformerEncoderLayerImpl>(d_model, nhead, options)){});
 
 // Self-attention, attention over the encoder's memory, then the feed-forward block. Children:
 // self_attn, multihead_attn, linear1, dropout, linear2, norm1, norm2, norm3, dropout1..3.
@@ -147,11 +146,10 @@ class TransformerDecoderLayerImpl : public Module {
   Dropout dropout, dropout1, dropout2, dropout3;
   LayerNorm norm1, norm2, norm3;
 };
-EMBER_MODULE_WITH(TransformerDecoderLayer,
-                  TransformerDecoderLayer(int64_t d_model, int64_t nhead,
-                                          const TransformerLayerOptions& options = {})
-                  : ModuleHolder(std::make_shared<TransformerDecoderLayerImpl>(d_model, nhead,
-                                                                               options)){});
+EMBER_BUILTIN_MODULE_WITH(
+    TransformerDecoderLayer, TransformerDecoderLayer(int64_t d_model, int64_t nhead,
+                                                     const TransformerLayerOptions& options = {})
+    : ModuleHolder(std::make_shared<TransformerDecoderLayerImpl>(d_model, nhead, options)){});
 
 // num_layers copies of `layer` (same options, same initial weights: PyTorch deep-copies it) as
 // layers.0 ..., then the optional final norm.
@@ -172,11 +170,10 @@ class TransformerEncoderImpl : public Module {
  private:
   std::vector<TransformerEncoderLayer> layer_list_;
 };
-EMBER_MODULE_WITH(TransformerEncoder,
-                  TransformerEncoder(const TransformerEncoderLayer& layer, int64_t num_layers,
-                                     std::optional<LayerNorm> norm = std::nullopt)
-                  : ModuleHolder(std::make_shared<TransformerEncoderImpl>(layer, num_layers,
-                                                                          std::move(norm))){});
+EMBER_BUILTIN_MODULE_WITH(
+    TransformerEncoder, TransformerEncoder(const TransformerEncoderLayer& layer, int64_t num_layers,
+                                           std::optional<LayerNorm> norm = std::nullopt)
+    : ModuleHolder(std::make_shared<TransformerEncoderImpl>(layer, num_layers, std::move(norm))){});
 
 class TransformerDecoderImpl : public Module {
   using Self = TransformerDecoderImpl;
@@ -197,11 +194,10 @@ class TransformerDecoderImpl : public Module {
  private:
   std::vector<TransformerDecoderLayer> layer_list_;
 };
-EMBER_MODULE_WITH(TransformerDecoder,
-                  TransformerDecoder(const TransformerDecoderLayer& layer, int64_t num_layers,
-                                     std::optional<LayerNorm> norm = std::nullopt)
-                  : ModuleHolder(std::make_shared<TransformerDecoderImpl>(layer, num_layers,
-                                                                          std::move(norm))){});
+EMBER_BUILTIN_MODULE_WITH(
+    TransformerDecoder, TransformerDecoder(const TransformerDecoderLayer& layer, int64_t num_layers,
+                                           std::optional<LayerNorm> norm = std::nullopt)
+    : ModuleHolder(std::make_shared<TransformerDecoderImpl>(layer, num_layers, std::move(norm))){});
 
 struct TransformerOptions {
   int64_t d_model = 512;
@@ -229,8 +225,8 @@ class TransformerImpl : public Module {
   TransformerEncoder encoder;
   TransformerDecoder decoder;
 };
-EMBER_MODULE_WITH(Transformer, Transformer(const TransformerOptions& options)
-                  : ModuleHolder(std::make_shared<TransformerImpl>(options)){});
+EMBER_BUILTIN_MODULE_WITH(Transformer, Transformer(const TransformerOptions& options)
+                          : ModuleHolder(std::make_shared<TransformerImpl>(options)){});
 
 // (sz, sz) float32: 0 on and below the diagonal, -inf above it (the causal attn_mask).
 Tensor generate_square_subsequent_mask(int64_t sz, const TensorOptions& options = {});
