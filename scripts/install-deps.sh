@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # scripts/install-deps.sh [--tests]: installs the Debian 12 packages ember builds and tests with
-# (as root); `fortunes` is the default text of `ember train --model gpt`, `libgloo-dev` the CPU
-# backend of ember::distributed. --tests adds what only the test suite needs: PyTorch
-# (python3-torch, with numpy) for
-# the interop test that loads ember's files in PyTorch itself.
+# (as root). ccache makes a rebuild of unchanged sources a cache hit (CMakeLists.txt); `fortunes`
+# is the default text of `ember train --model gpt`, `libgloo-dev` the CPU backend of
+# ember::distributed. --tests adds what only the test suite needs: PyTorch (python3-torch, with
+# numpy) for the interop test that loads ember's files in PyTorch itself.
 set -euo pipefail
-packages=(g++ cmake ninja-build libgtest-dev libgmock-dev zlib1g-dev
+packages=(g++ cmake ninja-build ccache libgtest-dev libgmock-dev zlib1g-dev
           libzip-dev pkg-config nlohmann-json3-dev libutf8proc-dev libcli11-dev libgloo-dev
           dataset-fashion-mnist
           fortunes python3 python3-venv)
