@@ -91,7 +91,7 @@ __device__ void load_tile(float* dst, const float* src, int64_t rs, int64_t cs, 
 }
 
 __global__ void attention_forward_kernel(Attn a, float* out, float* lse) {
-  extern __shared__ float smem[];
+  EMBER_CUDA_DYNAMIC_SHARED(float, smem);
   const int64_t E = a.E, Ev = a.Ev;
   float* qs = smem;                 // (kFwdQ, E)
   float* ks = qs + kFwdQ * E;       // (kFwdK, E)
@@ -160,7 +160,7 @@ __global__ void attention_forward_kernel(Attn a, float* out, float* lse) {
 
 __global__ void attention_backward_kernel(Attn a, float* dq, float* dk, float* dv,
                                           const float* dout, const float* out, const float* lse) {
-  extern __shared__ float smem[];
+  EMBER_CUDA_DYNAMIC_SHARED(float, smem);
   const int64_t E = a.E, Ev = a.Ev;
   float* ks = smem;                   // (kBwdK, E)
   float* vs = ks + kBwdK * E;         // (kBwdK, Ev)
@@ -270,8 +270,8 @@ void launch_attention_forward(const View& out, const View& lse, const View& q, c
   int64_t floats = (kFwdQ + kFwdK) * a.E + kFwdK * a.Ev + kFwdQ * kFwdK + kFwdQ * a.Ev + 3 * kFwdQ;
   size_t bytes = shared_bytes(attention_forward_kernel, floats);
   dim3 grid(static_cast<unsigned>((a.L + kFwdQ - 1) / kFwdQ), static_cast<unsigned>(a.N * a.Hq));
-  attention_forward_kernel<<<grid, kAttnThreads, bytes, current_stream()>>>(
-      a, static_cast<float*>(out.data), static_cast<float*>(lse.data));
+  EMBER_CUDA_LAUNCH(grid, kAttnThreads, bytes, current_stream(), attention_forward_kernel)
+  (a, static_cast<float*>(out.data), static_cast<float*>(lse.data));
   EMBER_CUDA_CHECK_LAUNCH("attention forward kernel");
 }
 
@@ -291,10 +291,10 @@ void launch_attention_backward(const View& dq, const View& dk, const View& dv, c
   int64_t floats = 2 * kBwdK * (a.E + a.Ev) + kBwdQ * (a.E + a.Ev) + 2 * kBwdQ * kBwdK + kBwdQ;
   size_t bytes = shared_bytes(attention_backward_kernel, floats);
   dim3 grid(static_cast<unsigned>((a.S + kBwdK - 1) / kBwdK), static_cast<unsigned>(a.N * a.Hk));
-  attention_backward_kernel<<<grid, kAttnThreads, bytes, stream>>>(
-      a, static_cast<float*>(dq.data), static_cast<float*>(dk.data), static_cast<float*>(dv.data),
-      static_cast<const float*>(dout.data), static_cast<const float*>(out.data),
-      static_cast<const float*>(lse.data));
+  EMBER_CUDA_LAUNCH(grid, kAttnThreads, bytes, stream, attention_backward_kernel)
+  (a, static_cast<float*>(dq.data), static_cast<float*>(dk.data), static_cast<float*>(dv.data),
+   static_cast<const float*>(dout.data), static_cast<const float*>(out.data),
+   static_cast<const float*>(lse.data));
   EMBER_CUDA_CHECK_LAUNCH("attention backward kernel");
 }
 

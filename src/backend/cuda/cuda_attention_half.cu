@@ -224,7 +224,7 @@ __device__ float masked_score(const HalfAttn& a, int64_t n, int64_t h, int64_t i
 template <class T>
 __global__ void __launch_bounds__(kBlockThreads)
     half_attention_forward_kernel(HalfAttn a, FwdSmem m, T* out, float* lse) {
-  extern __shared__ __align__(128) unsigned char smem[];
+  EMBER_CUDA_DYNAMIC_SHARED(unsigned char, smem);
   T* qs = reinterpret_cast<T*>(smem + m.q);
   T* ks = reinterpret_cast<T*>(smem + m.k);
   T* vs = reinterpret_cast<T*>(smem + m.v);
@@ -325,7 +325,7 @@ template <class T>
 __global__ void __launch_bounds__(kBlockThreads)
     half_attention_backward_kernel(HalfAttn a, BwdSmem m, float* dq, T* dk, T* dv, const T* dout,
                                    Operand dout_rows, const float* lse, const float* dsum) {
-  extern __shared__ __align__(128) unsigned char smem[];
+  EMBER_CUDA_DYNAMIC_SHARED(unsigned char, smem);
   T* ks = reinterpret_cast<T*>(smem + m.k);
   T* vs = reinterpret_cast<T*>(smem + m.v);
   T* qs = reinterpret_cast<T*>(smem + m.q);
@@ -528,8 +528,9 @@ void forward_typed(const View& out, const View& lse, const HalfAttn& a) {
   const FwdSmem m = fwd_smem(a.E, a.Ev);
   const dim3 grid = head_tile_grid(a.N * a.Hq, a.L, kFwdRows, "attention_forward");
   set_shared_bytes(half_attention_forward_kernel<T>, m.bytes);
-  half_attention_forward_kernel<T><<<grid, kBlockThreads, m.bytes, current_stream()>>>(
-      a, m, static_cast<T*>(out.data), static_cast<float*>(lse.data));
+  EMBER_CUDA_LAUNCH(grid, kBlockThreads, m.bytes, current_stream(),
+                    half_attention_forward_kernel<T>)
+  (a, m, static_cast<T*>(out.data), static_cast<float*>(lse.data));
   EMBER_CUDA_CHECK_LAUNCH("attention forward kernel (16-bit)");
 }
 
@@ -545,9 +546,9 @@ void backward_typed(const View& dq, const View& dk, const View& dv, const View& 
                      "attention backward (16-bit)");
   if (rows > 0) {
     const unsigned blocks = static_cast<unsigned>((rows + kWarps - 1) / kWarps);
-    half_attention_row_dot_kernel<T><<<blocks, kBlockThreads, 0, stream>>>(
-        static_cast<const T*>(dout.data), static_cast<const T*>(out.data),
-        static_cast<float*>(dsum.get()), rows, a.Ev);
+    EMBER_CUDA_LAUNCH(blocks, kBlockThreads, 0, stream, half_attention_row_dot_kernel<T>)
+    (static_cast<const T*>(dout.data), static_cast<const T*>(out.data),
+     static_cast<float*>(dsum.get()), rows, a.Ev);
     EMBER_CUDA_CHECK_LAUNCH("attention backward row dot kernel (16-bit)");
   }
   if (a.N * a.Hk * a.S > 0) {
@@ -556,15 +557,15 @@ void backward_typed(const View& dq, const View& dk, const View& dv, const View& 
     // dout (N, Hq, L, Ev) contiguous: rows of Ev elements.
     const Operand dout_rows{dout.data, {0, 0, a.Ev, 1}, aligned_to(dout.data, 16)};
     set_shared_bytes(half_attention_backward_kernel<T>, m.bytes);
-    half_attention_backward_kernel<T><<<grid, kBlockThreads, m.bytes, stream>>>(
-        a, m, dq_acc, static_cast<T*>(dk.data), static_cast<T*>(dv.data),
-        static_cast<const T*>(dout.data), dout_rows, static_cast<const float*>(lse.data),
-        static_cast<const float*>(dsum.get()));
+    EMBER_CUDA_LAUNCH(grid, kBlockThreads, m.bytes, stream, half_attention_backward_kernel<T>)
+    (a, m, dq_acc, static_cast<T*>(dk.data), static_cast<T*>(dv.data),
+     static_cast<const T*>(dout.data), dout_rows, static_cast<const float*>(lse.data),
+     static_cast<const float*>(dsum.get()));
     EMBER_CUDA_CHECK_LAUNCH("attention backward kernel (16-bit)");
   }
   if (dq_n > 0) {
-    narrow_kernel<T>
-        <<<blocks_for(dq_n), kThreads, 0, stream>>>(static_cast<T*>(dq.data), dq_acc, dq_n);
+    EMBER_CUDA_LAUNCH(blocks_for(dq_n), kThreads, 0, stream, narrow_kernel<T>)
+    (static_cast<T*>(dq.data), dq_acc, dq_n);
     EMBER_CUDA_CHECK_LAUNCH("attention backward dq kernel (16-bit)");
   }
 }

@@ -65,10 +65,12 @@ void binary_typed(const View& dst, const View& va, const View& vb, const F& fn) 
   cudaStream_t stream = current_stream();
   if (oc.all_contiguous() && aligned_to(out, sizeof(Out) * V) && aligned_to(a, sizeof(T) * V) &&
       aligned_to(b, sizeof(T) * V))
-    binary_contiguous<T, Out, V>
-        <<<blocks_for((n + V - 1) / V), kThreads, 0, stream>>>(out, a, b, n, f);
+    EMBER_CUDA_LAUNCH(blocks_for((n + V - 1) / V), kThreads, 0, stream,
+                      binary_contiguous<T, Out, V>)
+    (out, a, b, n, f);
   else
-    binary_strided<T, Out><<<blocks_for(n), kThreads, 0, stream>>>(out, a, b, oc, n, f);
+    EMBER_CUDA_LAUNCH(blocks_for(n), kThreads, 0, stream, binary_strided<T, Out>)
+    (out, a, b, oc, n, f);
   EMBER_CUDA_CHECK_LAUNCH("binary kernel");
 }
 
@@ -91,9 +93,9 @@ void launch_where(const View& dst, const View& cond, const View& a, const View& 
   if (n == 0) return;
   OffsetCalc<4> oc = make_offset_calc<4>({&dst, &cond, &a, &b});
   visit_dtype(dst.dtype, [&]<class T>() {
-    where_strided<T><<<blocks_for(n), kThreads, 0, current_stream()>>>(
-        static_cast<T*>(dst.data), static_cast<const bool*>(cond.data),
-        static_cast<const T*>(a.data), static_cast<const T*>(b.data), oc, n);
+    EMBER_CUDA_LAUNCH(blocks_for(n), kThreads, 0, current_stream(), where_strided<T>)
+    (static_cast<T*>(dst.data), static_cast<const bool*>(cond.data), static_cast<const T*>(a.data),
+     static_cast<const T*>(b.data), oc, n);
     EMBER_CUDA_CHECK_LAUNCH("where kernel");
   });
 }

@@ -128,8 +128,8 @@ void launch_im2col(const View& cols, const View& image, const Conv2dGeometry& g)
   int64_t total = g.batch * g.channels * g.kernel_h * g.kernel_w * g.out_h * g.out_w;
   dispatch_kind<OpKind::Float>(image.dtype, "im2col", [&]<class T>() {
     if (total == 0) return;
-    im2col_kernel<T><<<blocks_for(total), kThreads, 0, current_stream()>>>(
-        static_cast<T*>(cols.data), static_cast<const T*>(image.data), g, total);
+    EMBER_CUDA_LAUNCH(blocks_for(total), kThreads, 0, current_stream(), im2col_kernel<T>)
+    (static_cast<T*>(cols.data), static_cast<const T*>(image.data), g, total);
     EMBER_CUDA_CHECK_LAUNCH("im2col kernel");
   });
 }
@@ -138,8 +138,8 @@ void launch_col2im(const View& image, const View& cols, const Conv2dGeometry& g)
   int64_t total = g.batch * g.channels * g.height * g.width;
   dispatch_kind<OpKind::Float>(image.dtype, "col2im", [&]<class T>() {
     if (total == 0) return;
-    col2im_kernel<T><<<blocks_for(total), kThreads, 0, current_stream()>>>(
-        static_cast<T*>(image.data), static_cast<const T*>(cols.data), g, total);
+    EMBER_CUDA_LAUNCH(blocks_for(total), kThreads, 0, current_stream(), col2im_kernel<T>)
+    (static_cast<T*>(image.data), static_cast<const T*>(cols.data), g, total);
     EMBER_CUDA_CHECK_LAUNCH("col2im kernel");
   });
 }
@@ -149,9 +149,9 @@ void launch_max_pool2d(const View& values, const View& indices, const View& imag
   int64_t total = g.batch * g.channels * g.out_h * g.out_w;
   dispatch_kind<OpKind::Float>(image.dtype, "max_pool2d", [&]<class T>() {
     if (total == 0) return;
-    max_pool2d_kernel<T><<<blocks_for(total), kThreads, 0, current_stream()>>>(
-        static_cast<T*>(values.data), static_cast<int64_t*>(indices.data),
-        static_cast<const T*>(image.data), g, total);
+    EMBER_CUDA_LAUNCH(blocks_for(total), kThreads, 0, current_stream(), max_pool2d_kernel<T>)
+    (static_cast<T*>(values.data), static_cast<int64_t*>(indices.data),
+     static_cast<const T*>(image.data), g, total);
     EMBER_CUDA_CHECK_LAUNCH("max_pool2d kernel");
   });
 }
@@ -161,9 +161,10 @@ void launch_max_pool2d_backward(const View& grad_image, const View& grad_out, co
   int64_t total = g.batch * g.channels * g.height * g.width;
   dispatch_kind<OpKind::Float>(grad_image.dtype, "max_pool2d_backward", [&]<class T>() {
     if (total == 0) return;
-    max_pool2d_backward_kernel<T><<<blocks_for(total), kThreads, 0, current_stream()>>>(
-        static_cast<T*>(grad_image.data), static_cast<const T*>(grad_out.data),
-        static_cast<const int64_t*>(indices.data), g, total);
+    EMBER_CUDA_LAUNCH(blocks_for(total), kThreads, 0, current_stream(),
+                      max_pool2d_backward_kernel<T>)
+    (static_cast<T*>(grad_image.data), static_cast<const T*>(grad_out.data),
+     static_cast<const int64_t*>(indices.data), g, total);
     EMBER_CUDA_CHECK_LAUNCH("max_pool2d backward kernel");
   });
 }

@@ -45,8 +45,8 @@ void launch_copy(const View& dst, const View& src) {
   }
   visit_dtype(dst.dtype, [&]<class To>() {
     visit_dtype(src.dtype, [&]<class From>() {
-      copy_strided<To, From><<<blocks_for(n), kThreads, 0, stream>>>(
-          static_cast<To*>(dst.data), static_cast<const From*>(src.data), oc, n);
+      EMBER_CUDA_LAUNCH(blocks_for(n), kThreads, 0, stream, copy_strided<To, From>)
+      (static_cast<To*>(dst.data), static_cast<const From*>(src.data), oc, n);
       EMBER_CUDA_CHECK_LAUNCH("copy kernel");
     });
   });
@@ -57,8 +57,8 @@ void launch_fill(const View& dst, const Scalar& value) {
   if (n == 0) return;
   OffsetCalc<1> oc = make_offset_calc<1>({&dst});
   visit_dtype(dst.dtype, [&]<class T>() {
-    fill_strided<T><<<blocks_for(n), kThreads, 0, current_stream()>>>(static_cast<T*>(dst.data), oc,
-                                                                      n, value.to<T>());
+    EMBER_CUDA_LAUNCH(blocks_for(n), kThreads, 0, current_stream(), fill_strided<T>)
+    (static_cast<T*>(dst.data), oc, n, value.to<T>());
     EMBER_CUDA_CHECK_LAUNCH("fill kernel");
   });
 }

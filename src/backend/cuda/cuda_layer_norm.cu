@@ -113,11 +113,11 @@ void layer_norm_typed(const View& y, const View& mean, const View& rstd, const V
                       const View& weight, const View& bias, double eps) {
   const int64_t rows = x.sizes[0], n = x.sizes[1];
   if (rows == 0 || n == 0) return;
-  layer_norm_rows<T>
-      <<<static_cast<unsigned>(std::min<int64_t>(rows, 65536)), kThreads, 0, current_stream()>>>(
-          static_cast<T*>(y.data), static_cast<T*>(mean.data), static_cast<T*>(rstd.data),
-          static_cast<const T*>(x.data), static_cast<const T*>(weight.data),
-          static_cast<const T*>(bias.data), rows, n, eps);
+  EMBER_CUDA_LAUNCH(static_cast<unsigned>(std::min<int64_t>(rows, 65536)), kThreads, 0,
+                    current_stream(), layer_norm_rows<T>)
+  (static_cast<T*>(y.data), static_cast<T*>(mean.data), static_cast<T*>(rstd.data),
+   static_cast<const T*>(x.data), static_cast<const T*>(weight.data),
+   static_cast<const T*>(bias.data), rows, n, eps);
   EMBER_CUDA_CHECK_LAUNCH("layer_norm kernel");
 }
 
@@ -133,15 +133,15 @@ void layer_norm_backward_typed(const View& dx, const View& dweight, const View& 
   const T* rd = static_cast<const T*>(rstd.data);
   cudaStream_t stream = current_stream();
   if (dx.data && rows > 0) {
-    layer_norm_input_grad<T>
-        <<<static_cast<unsigned>(std::min<int64_t>(rows, 65536)), kThreads, 0, stream>>>(
-            static_cast<T*>(dx.data), g, xd, md, rd, static_cast<const T*>(weight.data), rows, n);
+    EMBER_CUDA_LAUNCH(static_cast<unsigned>(std::min<int64_t>(rows, 65536)), kThreads, 0, stream,
+                      layer_norm_input_grad<T>)
+    (static_cast<T*>(dx.data), g, xd, md, rd, static_cast<const T*>(weight.data), rows, n);
     EMBER_CUDA_CHECK_LAUNCH("layer_norm_backward kernel");
   }
   if (dweight.data || dbias.data) {
-    layer_norm_param_grads<T>
-        <<<static_cast<unsigned>((n + kTileCols - 1) / kTileCols), kThreads, 0, stream>>>(
-            static_cast<T*>(dweight.data), static_cast<T*>(dbias.data), g, xd, md, rd, rows, n);
+    EMBER_CUDA_LAUNCH(static_cast<unsigned>((n + kTileCols - 1) / kTileCols), kThreads, 0, stream,
+                      layer_norm_param_grads<T>)
+    (static_cast<T*>(dweight.data), static_cast<T*>(dbias.data), g, xd, md, rd, rows, n);
     EMBER_CUDA_CHECK_LAUNCH("layer_norm_backward kernel");
   }
 }

@@ -10,6 +10,7 @@
 #include <type_traits>
 
 #include "backend/cuda/cuda_check.h"
+#include "backend/cuda/cuda_launch.cuh"
 #include "core/backend.h"
 #include "kernels/strided_iter.h"
 

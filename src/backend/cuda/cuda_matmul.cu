@@ -231,10 +231,9 @@ void launch_matmul(const View& dst, const View& a, const View& b) {
     } else {
       int64_t B = dst.sizes[0], M = dst.sizes[1], N = dst.sizes[2], K = a.sizes[2];
       if (B * M * N == 0) return;
-      matmul_small<T><<<blocks_for(B * M * N), kThreads, 0, current_stream()>>>(
-          static_cast<T*>(dst.data), static_cast<const T*>(a.data), static_cast<const T*>(b.data),
-          B, M, N, K, a.strides[0], a.strides[1], a.strides[2], b.strides[0], b.strides[1],
-          b.strides[2]);
+      EMBER_CUDA_LAUNCH(blocks_for(B * M * N), kThreads, 0, current_stream(), matmul_small<T>)
+      (static_cast<T*>(dst.data), static_cast<const T*>(a.data), static_cast<const T*>(b.data), B,
+       M, N, K, a.strides[0], a.strides[1], a.strides[2], b.strides[0], b.strides[1], b.strides[2]);
       EMBER_CUDA_CHECK_LAUNCH("matmul kernel (integer)");
     }
   });

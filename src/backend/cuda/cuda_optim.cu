@@ -119,7 +119,7 @@ void launch_sgd_step(const SgdStep& s, std::span<const View> params, std::span<c
                            "[optimizer step] cuda: SGD with momentum needs a momentum buffer");
         },
         [&](dim3 grid, const TensorList<T>& list) {
-          sgd_kernel<T><<<grid, kThreads, 0, stream>>>(s, list);
+          EMBER_CUDA_LAUNCH(grid, kThreads, 0, stream, sgd_kernel<T>)(s, list);
         });
   });
 }
@@ -138,7 +138,7 @@ void launch_adam_step(const AdamStep& s, std::span<const View> params, std::span
                            "[optimizer step] cuda: amsgrad needs max_exp_avg_sq state");
         },
         [&](dim3 grid, const TensorList<T>& list) {
-          adam_kernel<T><<<grid, kThreads, 0, stream>>>(s, list);
+          EMBER_CUDA_LAUNCH(grid, kThreads, 0, stream, adam_kernel<T>)(s, list);
         });
   });
 }

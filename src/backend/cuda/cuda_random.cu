@@ -79,8 +79,8 @@ void launch_random(RandomKind kind, const View& dst, uint64_t seed, uint64_t cou
     uint64_t range = static_cast<uint64_t>(static_cast<int64_t>(b) - static_cast<int64_t>(a));
     EMBER_CHECK_KIND(Value, range > 0, "[randint] cuda: empty range [", a, ", ", b, ")");
     visit_dtype(dst.dtype, [&]<class T>() {
-      random_int<T><<<blocks_for(n), kThreads, 0, stream>>>(
-          static_cast<T*>(dst.data), n, seed, counter, static_cast<int64_t>(a), range);
+      EMBER_CUDA_LAUNCH(blocks_for(n), kThreads, 0, stream, random_int<T>)
+      (static_cast<T*>(dst.data), n, seed, counter, static_cast<int64_t>(a), range);
       EMBER_CUDA_CHECK_LAUNCH("randint kernel");
     });
     return;
@@ -89,12 +89,12 @@ void launch_random(RandomKind kind, const View& dst, uint64_t seed, uint64_t cou
   bool normal = kind == RandomKind::Normal;
   if (dst.dtype == kFloat32) {
     int64_t calls = (n + 3) / 4;
-    random_real<float><<<blocks_for(calls), kThreads, 0, stream>>>(
-        static_cast<float*>(dst.data), n, calls, seed, counter, a, b, normal);
+    EMBER_CUDA_LAUNCH(blocks_for(calls), kThreads, 0, stream, random_real<float>)
+    (static_cast<float*>(dst.data), n, calls, seed, counter, a, b, normal);
   } else {
     int64_t calls = (n + 1) / 2;
-    random_real<double><<<blocks_for(calls), kThreads, 0, stream>>>(
-        static_cast<double*>(dst.data), n, calls, seed, counter, a, b, normal);
+    EMBER_CUDA_LAUNCH(blocks_for(calls), kThreads, 0, stream, random_real<double>)
+    (static_cast<double*>(dst.data), n, calls, seed, counter, a, b, normal);
   }
   EMBER_CUDA_CHECK_LAUNCH("random kernel");
 }

@@ -162,8 +162,8 @@ void reduce_typed(const View& dst, const View& src, uint64_t mask) {
   T* y = static_cast<T*>(dst.data);
   cudaStream_t stream = current_stream();
   if (n_red <= kPerThreadLimit) {
-    reduce_per_thread<op, T>
-        <<<blocks_for(n_out), kThreads, 0, stream>>>(x, y, kept, red, out, n_out, n_red);
+    EMBER_CUDA_LAUNCH(blocks_for(n_out), kThreads, 0, stream, reduce_per_thread<op, T>)
+    (x, y, kept, red, out, n_out, n_red);
     EMBER_CUDA_CHECK_LAUNCH("reduce kernel");
     return;
   }
@@ -174,17 +174,18 @@ void reduce_typed(const View& dst, const View& src, uint64_t mask) {
   nchunks = (n_red + chunk - 1) / chunk;
   dim3 grid(static_cast<unsigned>(std::min<int64_t>(n_out, 65536)), static_cast<unsigned>(nchunks));
   if (nchunks == 1) {
-    reduce_per_block<op, T>
-        <<<grid, kThreads, 0, stream>>>(x, y, nullptr, kept, red, out, n_out, n_red, chunk);
+    EMBER_CUDA_LAUNCH(grid, kThreads, 0, stream, reduce_per_block<op, T>)
+    (x, y, nullptr, kept, red, out, n_out, n_red, chunk);
     EMBER_CUDA_CHECK_LAUNCH("reduce kernel");
     return;
   }
   Scratch partial(sizeof(Acc) * n_out * nchunks);
   Acc* p = static_cast<Acc*>(partial.get());
-  reduce_per_block<op, T>
-      <<<grid, kThreads, 0, stream>>>(x, y, p, kept, red, out, n_out, n_red, chunk);
+  EMBER_CUDA_LAUNCH(grid, kThreads, 0, stream, reduce_per_block<op, T>)
+  (x, y, p, kept, red, out, n_out, n_red, chunk);
   EMBER_CUDA_CHECK_LAUNCH("reduce kernel");
-  reduce_merge_chunks<op, T><<<blocks_for(n_out), kThreads, 0, stream>>>(y, p, out, n_out, nchunks);
+  EMBER_CUDA_LAUNCH(blocks_for(n_out), kThreads, 0, stream, reduce_merge_chunks<op, T>)
+  (y, p, out, n_out, nchunks);
   EMBER_CUDA_CHECK_LAUNCH("reduce merge kernel");
 }
 
@@ -201,12 +202,12 @@ void arg_reduce_typed(const View& dst, const View& src, uint64_t mask) {
   int64_t* y = static_cast<int64_t*>(dst.data);
   cudaStream_t stream = current_stream();
   if (len <= kPerThreadLimit)
-    arg_reduce_per_thread<is_max, T>
-        <<<blocks_for(n_out), kThreads, 0, stream>>>(x, y, kept, out, n_out, len, s);
+    EMBER_CUDA_LAUNCH(blocks_for(n_out), kThreads, 0, stream, arg_reduce_per_thread<is_max, T>)
+    (x, y, kept, out, n_out, len, s);
   else
-    arg_reduce_per_block<is_max, T>
-        <<<static_cast<unsigned>(std::min<int64_t>(n_out, 65536)), kThreads, 0, stream>>>(
-            x, y, kept, out, n_out, len, s);
+    EMBER_CUDA_LAUNCH(static_cast<unsigned>(std::min<int64_t>(n_out, 65536)), kThreads, 0, stream,
+                      arg_reduce_per_block<is_max, T>)
+    (x, y, kept, out, n_out, len, s);
   EMBER_CUDA_CHECK_LAUNCH("argmax/argmin kernel");
 }
 

@@ -57,9 +57,9 @@ void launch_scan(ScanOp op, const View& dst, const View& indices, const View& sr
   for (size_t d = dim + 1; d < src.sizes.size(); ++d) inner *= src.sizes[d];
   if (outer * n * inner == 0) return;
   visit_dtype(src.dtype, [&]<class T>() {
-    scan_lines<T><<<blocks_for(outer * inner), kThreads, 0, current_stream()>>>(
-        op, static_cast<T*>(dst.data), static_cast<int64_t*>(indices.data),
-        static_cast<const T*>(src.data), outer, n, inner);
+    EMBER_CUDA_LAUNCH(blocks_for(outer * inner), kThreads, 0, current_stream(), scan_lines<T>)
+    (op, static_cast<T*>(dst.data), static_cast<int64_t*>(indices.data),
+     static_cast<const T*>(src.data), outer, n, inner);
     EMBER_CUDA_CHECK_LAUNCH("scan kernel");
   });
 }

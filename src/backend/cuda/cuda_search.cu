@@ -26,9 +26,9 @@ void launch_searchsorted(const View& dst, const View& sorted, const View& values
   if (k == 0 || total == 0) return;
   visit_dtype(values.dtype, [&]<class T>() {
     using A = std::conditional_t<is_reduced_float_v<T>, float, T>;
-    search_values<T, A><<<blocks_for(total), kThreads, 0, current_stream()>>>(
-        static_cast<int64_t*>(dst.data), static_cast<const T*>(sorted.data),
-        static_cast<const T*>(values.data), total, m, k, sorted.numel() == m, right);
+    EMBER_CUDA_LAUNCH(blocks_for(total), kThreads, 0, current_stream(), search_values<T, A>)
+    (static_cast<int64_t*>(dst.data), static_cast<const T*>(sorted.data),
+     static_cast<const T*>(values.data), total, m, k, sorted.numel() == m, right);
     EMBER_CUDA_CHECK_LAUNCH("searchsorted kernel");
   });
 }

@@ -94,12 +94,12 @@ void softmax_typed(const View& dst, const View& src, int64_t dim, bool log) {
   const T* x = static_cast<const T*>(src.data);
   cudaStream_t stream = current_stream();
   if (inner == 1 && n >= 64)
-    softmax_rows<T>
-        <<<static_cast<unsigned>(std::min<int64_t>(outer, 65536)), kThreads, 0, stream>>>(
-            y, x, outer, n, log);
+    EMBER_CUDA_LAUNCH(static_cast<unsigned>(std::min<int64_t>(outer, 65536)), kThreads, 0, stream,
+                      softmax_rows<T>)
+    (y, x, outer, n, log);
   else
-    softmax_columns<T>
-        <<<blocks_for(outer * inner), kThreads, 0, stream>>>(y, x, outer, n, inner, log);
+    EMBER_CUDA_LAUNCH(blocks_for(outer * inner), kThreads, 0, stream, softmax_columns<T>)
+    (y, x, outer, n, inner, log);
   EMBER_CUDA_CHECK_LAUNCH("softmax kernel");
 }
 

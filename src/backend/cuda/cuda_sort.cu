@@ -58,7 +58,8 @@ void sort_indices(int64_t* order, const T* x, int64_t rows, int64_t n, bool desc
   auto* kin = static_cast<K*>(keys_in.get());
   auto* kout = static_cast<K*>(keys_out.get());
   auto* id = static_cast<int64_t*>(ids.get());
-  make_keys<T><<<blocks_for(total), kThreads, 0, stream>>>(kin, id, x, total, n, descending);
+  EMBER_CUDA_LAUNCH(blocks_for(total), kThreads, 0, stream, make_keys<T>)
+  (kin, id, x, total, n, descending);
   EMBER_CUDA_CHECK_LAUNCH("sort keys kernel");
   size_t bytes = 0;
   if (rows == 1) {
@@ -77,7 +78,7 @@ void sort_indices(int64_t* order, const T* x, int64_t rows, int64_t n, bool desc
               rows, " rows of ", n, ". Sort fewer rows at a time");
   Scratch offsets(sizeof(int) * (rows + 1));
   auto* off = static_cast<int*>(offsets.get());
-  row_offsets<<<blocks_for(rows + 1), kThreads, 0, stream>>>(off, rows, n);
+  EMBER_CUDA_LAUNCH(blocks_for(rows + 1), kThreads, 0, stream, row_offsets)(off, rows, n);
   EMBER_CUDA_CHECK_LAUNCH("sort offsets kernel");
   EMBER_CUDA_CHECK(cub::DeviceSegmentedRadixSort::SortPairs(
                        nullptr, bytes, kin, kout, id, order, static_cast<int>(total),
@@ -101,8 +102,8 @@ void sort_rows(const View& values, const View& indices, const View& src, int64_t
   Scratch order(sizeof(int64_t) * rows * n);
   auto* o = static_cast<int64_t*>(order.get());
   sort_indices<T>(o, x, rows, n, descending, stream);
-  take_heads<T><<<blocks_for(rows * k), kThreads, 0, stream>>>(
-      static_cast<T*>(values.data), static_cast<int64_t*>(indices.data), o, x, rows, n, k);
+  EMBER_CUDA_LAUNCH(blocks_for(rows * k), kThreads, 0, stream, take_heads<T>)
+  (static_cast<T*>(values.data), static_cast<int64_t*>(indices.data), o, x, rows, n, k);
   EMBER_CUDA_CHECK_LAUNCH("sort gather kernel");
 }
 

@@ -50,10 +50,10 @@ void unary_typed(const View& dst, const View& src, const F& fn) {
   const T* in = static_cast<const T*>(src.data);
   cudaStream_t stream = current_stream();
   if (oc.all_contiguous() && aligned_to(out, sizeof(Out) * V) && aligned_to(in, sizeof(T) * V))
-    unary_contiguous<T, Out, V>
-        <<<blocks_for((n + V - 1) / V), kThreads, 0, stream>>>(out, in, n, f);
+    EMBER_CUDA_LAUNCH(blocks_for((n + V - 1) / V), kThreads, 0, stream, unary_contiguous<T, Out, V>)
+    (out, in, n, f);
   else
-    unary_strided<T, Out><<<blocks_for(n), kThreads, 0, stream>>>(out, in, oc, n, f);
+    EMBER_CUDA_LAUNCH(blocks_for(n), kThreads, 0, stream, unary_strided<T, Out>)(out, in, oc, n, f);
   EMBER_CUDA_CHECK_LAUNCH("unary kernel");
 }
 
