@@ -9,7 +9,8 @@ packages=(g++ cmake ninja-build ccache libgtest-dev libgmock-dev zlib1g-dev
           libzip-dev pkg-config nlohmann-json3-dev libutf8proc-dev libcli11-dev libgloo-dev
           dataset-fashion-mnist
           fortunes python3 python3-venv)
-[ "${1:-}" = --tests ] && packages+=(python3-torch)
+# libboost-context-dev: the fibers of the emulated CUDA device the tests run the CUDA kernels on.
+[ "${1:-}" = --tests ] && packages+=(python3-torch libboost-context-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

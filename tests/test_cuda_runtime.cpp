@@ -162,7 +162,7 @@ TEST(CudaRuntime, RecordStreamKeepsMemoryFromReuse) {
   cuda::Stream side = cuda::Stream::create();
   Tensor x = randn({2048, 2048}, gpu);
   Tensor expected = mm(mm(x.cpu(), x.cpu()), x.cpu()).sum();
-  const void* p = x.raw_data_ptr();
+  const void* p = x.storage()->data();  // the device address (raw_data_ptr is for host tensors)
   Tensor y;
   {
     cuda::StreamGuard g(side);
@@ -175,7 +175,7 @@ TEST(CudaRuntime, RecordStreamKeepsMemoryFromReuse) {
   // The side stream has no work queued after the free, so if it is still busy now it was busy
   // when z was allocated: x's block must not have been handed out.
   if (!side.query()) {
-    EXPECT_NE(z.raw_data_ptr(), p);
+    EXPECT_NE(z.storage()->data(), p);
   }
   z.fill_(0);
   side.synchronize();

@@ -25,7 +25,9 @@ struct Case {
   Shape x;
   Shape normalized;
 };
-// Rows of 37 (two 16-lane steps and a tail of 5), 3 and 300; 5000 rows make blocks of 20.
+// Rows of 37 (two 16-lane steps and a tail of 5), 3 and 300; 5000 rows make blocks of 20 (the
+// CPU's parameter-gradient blocks: the other devices leave that case out, for which it only
+// repeats the others' path at many times their cost -- 95 s on the emulated CUDA device).
 const Case kCases[] = {{{3, 5, 37}, {37}},      {{70, 3}, {3}},     {{4, 300}, {300}},
                        {{2, 25, 8, 4}, {8, 4}}, {{5000, 16}, {16}}, {{1, 1}, {1}}};
 
@@ -46,6 +48,7 @@ TEST_P(LayerNormTest, FusedMatchesTheDefinitionAndItsGradients) {
   for (DType dt : {kFloat32, kFloat64}) {
     const double tol = dt == kFloat32 ? 2e-5 : 1e-11;
     for (const Case& c : kCases) {
+      if (!device().is_cpu() && c.x[0] == 5000) continue;
       for (int affine = 0; affine < 4; ++affine) {
         for (int needs = 1; needs < 8; ++needs) {
           const bool has_w = affine & 1, has_b = affine & 2;

@@ -1,6 +1,11 @@
 // backend/cuda/cuda_index.cu: index_select, gather and scatter_add. One thread per output (or
 // per index entry); scatter_add accumulates with atomics, so float results may differ in the last
 // bits between runs when indices repeat (it is not deterministic, as in PyTorch).
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <cstring>
+
 #include "backend/cuda/cuda_kernels.h"
 #include "backend/cuda/cuda_loops.cuh"
 
@@ -61,8 +66,48 @@ __global__ void gather_kernel(U* out, const U* src, const int64_t* idx, IndexGeo
   }
 }
 
-// atomicAdd for every dtype: native for 32/64-bit types, a compare-and-swap on the enclosing
-// 32-bit word for the 1-byte ones (bool adds as "or").
+// Whether the architecture compiled for adds 16-bit floats atomically itself: float16 from sm_70,
+// bfloat16 from sm_80 (the host pass never runs device code, so it may say no).
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+constexpr bool kNativeHalfAdd = true, kNativeBFloat16Add = true;
+#elif defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 700
+constexpr bool kNativeHalfAdd = true, kNativeBFloat16Add = false;
+#else
+constexpr bool kNativeHalfAdd = false, kNativeBFloat16Add = false;
+#endif
+
+// v added to the 1- or 2-byte value at `address` by a compare-and-swap of the aligned 32-bit word
+// that holds it: bool adds as "or", the 16-bit floats in float, rounded once.
+template <class T>
+__device__ void atomic_add_narrow(T* address, T v) {
+  static_assert(sizeof(T) == 1 || sizeof(T) == 2);
+  using Bits = std::conditional_t<sizeof(T) == 1, uint8_t, uint16_t>;
+  auto addr = reinterpret_cast<uintptr_t>(address);
+  auto* word = reinterpret_cast<unsigned*>(addr & ~uintptr_t{3});
+  const unsigned shift = static_cast<unsigned>(addr & 3) * 8;
+  const unsigned field = static_cast<unsigned>(static_cast<Bits>(~Bits{0})) << shift;
+  unsigned old = *word, assumed;
+  do {
+    assumed = old;
+    const auto bits = static_cast<Bits>(assumed >> shift);
+    T cur;
+    memcpy(&cur, &bits, sizeof(T));
+    T next;
+    if constexpr (std::is_same_v<T, bool>)
+      next = cur || v;
+    else if constexpr (is_reduced_float_v<T>)
+      next = T(static_cast<float>(cur) + static_cast<float>(v));
+    else
+      next = static_cast<T>(cur + v);
+    Bits next_bits;
+    memcpy(&next_bits, &next, sizeof(T));
+    const unsigned updated = (assumed & ~field) | (static_cast<unsigned>(next_bits) << shift);
+    old = atomicCAS(word, assumed, updated);
+  } while (old != assumed);
+}
+
+// atomicAdd for every dtype: native for the 32/64-bit types and for the 16-bit floats where the
+// architecture has it, atomic_add_narrow otherwise.
 template <class T>
 __device__ void atomic_add(T* address, T v) {
   if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double> ||
@@ -70,22 +115,12 @@ __device__ void atomic_add(T* address, T v) {
     atomicAdd(address, v);
   } else if constexpr (std::is_same_v<T, int64_t>) {
     atomicAdd(reinterpret_cast<unsigned long long*>(address), static_cast<unsigned long long>(v));
+  } else if constexpr (std::is_same_v<T, Half> && kNativeHalfAdd) {
+    atomicAdd(reinterpret_cast<__half*>(address), __ushort_as_half(v.x));
+  } else if constexpr (std::is_same_v<T, BFloat16> && kNativeBFloat16Add) {
+    atomicAdd(reinterpret_cast<__nv_bfloat16*>(address), __ushort_as_bfloat16(v.x));
   } else {
-    auto addr = reinterpret_cast<uintptr_t>(address);
-    auto* word = reinterpret_cast<unsigned*>(addr & ~uintptr_t{3});
-    unsigned shift = static_cast<unsigned>(addr & 3) * 8;
-    unsigned old = *word, assumed;
-    do {
-      assumed = old;
-      auto cur = static_cast<uint8_t>(assumed >> shift);
-      uint8_t next;
-      if constexpr (std::is_same_v<T, bool>)
-        next = static_cast<uint8_t>(cur || v);
-      else
-        next = static_cast<uint8_t>(cur + v);
-      unsigned updated = (assumed & ~(0xFFu << shift)) | (static_cast<unsigned>(next) << shift);
-      old = atomicCAS(word, assumed, updated);
-    } while (old != assumed);
+    atomic_add_narrow(address, v);
   }
 }
 
@@ -115,6 +150,8 @@ void visit_bits(DType t, F&& f) {
   switch (element_size(t)) {
     case 1:
       return f.template operator()<uint8_t>();
+    case 2:
+      return f.template operator()<uint16_t>();
     case 4:
       return f.template operator()<uint32_t>();
     default:
@@ -134,9 +171,9 @@ void launch_index_select(const View& dst, const View& src, int64_t dim, const Vi
   if (total == 0) return;
   int64_t idx_stride = index.strides.empty() ? 0 : index.strides[0];
   visit_bits(src.dtype, [&]<class U>() {
-    index_select_kernel<U><<<blocks_for(total), kThreads, 0, current_stream()>>>(
-        static_cast<U*>(dst.data), static_cast<const U*>(src.data),
-        static_cast<const int64_t*>(index.data), idx_stride, n_idx, n_src, inner, total);
+    EMBER_CUDA_LAUNCH(blocks_for(total), kThreads, 0, current_stream(), index_select_kernel<U>)
+    (static_cast<U*>(dst.data), static_cast<const U*>(src.data),
+     static_cast<const int64_t*>(index.data), idx_stride, n_idx, n_src, inner, total);
     EMBER_CUDA_CHECK_LAUNCH("index_select kernel");
   });
 }
@@ -146,9 +183,9 @@ void launch_gather(const View& dst, const View& src, int64_t dim, const View& in
   if (total == 0) return;
   IndexGeometry g = make_geometry(index, dim, src, nullptr);
   visit_bits(src.dtype, [&]<class U>() {
-    gather_kernel<U><<<blocks_for(total), kThreads, 0, current_stream()>>>(
-        static_cast<U*>(dst.data), static_cast<const U*>(src.data),
-        static_cast<const int64_t*>(index.data), g, total);
+    EMBER_CUDA_LAUNCH(blocks_for(total), kThreads, 0, current_stream(), gather_kernel<U>)
+    (static_cast<U*>(dst.data), static_cast<const U*>(src.data),
+     static_cast<const int64_t*>(index.data), g, total);
     EMBER_CUDA_CHECK_LAUNCH("gather kernel");
   });
 }
@@ -158,9 +195,9 @@ void launch_scatter_add(const View& dst, int64_t dim, const View& index, const V
   if (total == 0) return;
   IndexGeometry g = make_geometry(index, dim, dst, &src);
   visit_dtype(dst.dtype, [&]<class T>() {
-    scatter_add_kernel<T><<<blocks_for(total), kThreads, 0, current_stream()>>>(
-        static_cast<T*>(dst.data), static_cast<const T*>(src.data),
-        static_cast<const int64_t*>(index.data), g, total);
+    EMBER_CUDA_LAUNCH(blocks_for(total), kThreads, 0, current_stream(), scatter_add_kernel<T>)
+    (static_cast<T*>(dst.data), static_cast<const T*>(src.data),
+     static_cast<const int64_t*>(index.data), g, total);
     EMBER_CUDA_CHECK_LAUNCH("scatter_add kernel");
   });
 }
