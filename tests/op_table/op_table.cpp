@@ -4,6 +4,7 @@
 
 #include "op_table/row_builders.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -857,9 +858,12 @@ Tensor reference(const OpRow& row, const std::vector<Tensor>& inputs, DType resu
 }
 
 std::optional<std::string> mismatch(const Tensor& actual, const Tensor& expected, DType dtype) {
+  return mismatch(actual, expected, tolerance(dtype));
+}
+
+std::optional<std::string> mismatch(const Tensor& actual, const Tensor& expected, Tolerance tol) {
   if (actual.sizes() != expected.sizes())
     return "shape " + shape_str(actual.sizes()) + " != expected " + shape_str(expected.sizes());
-  const Tolerance tol = tolerance(dtype);
   std::vector<double> a = values_of(actual), e = values_of(expected);
   for (size_t i = 0; i < a.size(); ++i) {
     const bool both_nan = std::isnan(a[i]) && std::isnan(e[i]);
@@ -873,6 +877,81 @@ std::optional<std::string> mismatch(const Tensor& actual, const Tensor& expected
     return msg.str();
   }
   return std::nullopt;
+}
+
+namespace {
+const DeviceRule* rule_for(const OpRow& row, DeviceType device) {
+  for (const DeviceRule& r : row.device_rules)
+    if (r.device == device) return &r;
+  return nullptr;
+}
+}  // namespace
+
+std::vector<DType> dtypes_on(const OpRow& row, DeviceType device) {
+  const DeviceRule* r = rule_for(row, device);
+  return r && r->dtypes ? *r->dtypes : row.dtypes;
+}
+
+Decision decide(const OpRow& row, DType dtype, DeviceType device) {
+  if (const DeviceRule* r = rule_for(row, device))
+    for (const DeviceException& e : r->exceptions)
+      if (!e.dtype || *e.dtype == dtype)
+        return {e.expected_failure ? Verdict::ExpectFailure : Verdict::Skip, e.reason};
+  return {};
+}
+
+Tolerance tolerance(const OpRow& row, DType dtype, DeviceType device) {
+  if (const DeviceRule* r = rule_for(row, device))
+    for (const DeviceTolerance& t : r->tolerances)
+      if (t.dtype == dtype) return t.tolerance;
+  return tolerance(dtype);
+}
+
+std::vector<std::string> run_values(const OpRow& row, DType dtype, const Device& device,
+                                    const RunOptions& options, int* layouts) {
+  std::vector<std::string> failures;
+  const DType want = result_dtype(row, dtype);
+  const Tolerance tol = tolerance(row, want, device.type());
+  // A row whose reference is ember itself in float64 has nothing to compare its float64 values
+  // with; its other checks still run.
+  const bool against_reference =
+      options.against_reference && !(row.self_reference() && dtype == kFloat64);
+  OpRow with_extra = row;
+  for (const auto& sample : options.extra_samples) with_extra.samples.push_back(sample);
+  int checked_layouts = 0;
+  for (size_t s = 0; s < with_extra.samples.size(); ++s) {
+    const std::string where =
+        "sample " + std::to_string(s) + " (" + shapes_str(with_extra.samples[s]) + "): ";
+    auto expect = [&](std::optional<std::string> m, const char* what) {
+      if (m) failures.push_back(where + what + ": " + *m);
+    };
+    try {
+      const std::vector<Tensor> cpu = make_inputs(with_extra, s, dtype);
+      const std::vector<Tensor> on_device = to_device(with_extra, cpu, device);
+      const Tensor got = row.call(on_device, row.args);
+      if (got.dtype() != want)
+        failures.push_back(where + "dtype " + dtype_name(got.dtype()) + ", expected " +
+                           dtype_name(want));
+      if (got.device() != device)
+        failures.push_back(where + "on " + got.device().str() + ", expected " + device.str());
+      if (against_reference)
+        expect(mismatch(got, reference(with_extra, cpu, want), tol), "vs the reference");
+      if (!device.is_cpu()) expect(mismatch(got, row.call(cpu, row.args), tol), "vs the CPU");
+      for (bool transposed : {true, false}) {
+        const std::vector<Tensor> strided = non_contiguous(on_device, transposed);
+        if (std::none_of(strided.begin(), strided.end(),
+                         [](const Tensor& t) { return !t.is_contiguous(); }))
+          continue;
+        ++checked_layouts;
+        expect(mismatch(row.call(strided, row.args), got, tol),
+               transposed ? "transposed inputs" : "element stride 2 inputs");
+      }
+    } catch (const std::exception& e) {
+      failures.push_back(where + "threw: " + e.what());
+    }
+  }
+  if (layouts) *layouts = checked_layouts;
+  return failures;
 }
 
 std::string shapes_str(const std::vector<Shape>& shapes) {

@@ -52,6 +52,26 @@ struct Tolerance {
 };
 Tolerance tolerance(DType dtype);
 
+// What a row does differently on one kind of device (PyTorch OpInfo's dtypesIfCUDA and
+// DecorateInfo, ggml's supports_op and per-backend tolerance): the dtypes it takes there, when
+// they are not the row's; dtypes it skips there or expects to fail on (no dtype: every dtype),
+// each with its reason; and tolerances of its own for some dtypes.
+struct DeviceException {
+  std::optional<DType> dtype;     // none: every dtype
+  bool expected_failure = false;  // false: skipped
+  std::string reason;
+};
+struct DeviceTolerance {
+  DType dtype;
+  Tolerance tolerance;
+};
+struct DeviceRule {
+  DeviceType device;
+  std::optional<std::vector<DType>> dtypes = std::nullopt;
+  std::vector<DeviceException> exceptions = {};
+  std::vector<DeviceTolerance> tolerances = {};
+};
+
 using Call = std::function<Tensor(const std::vector<Tensor>&, const OpArgs&)>;
 // References in double precision: per element (element-wise rows, after broadcasting), per slice
 // along args.numbers[0] (a reduction: the slice's values -> one value; or a map: the slice's
@@ -86,6 +106,8 @@ struct OpRow {
   // Entries of the .def files without a public function of their own that this row's gradcheck
   // runs (relu's gradient is the relu_backward kernel).
   std::vector<std::string> also_covers;
+  // Where the row differs on a kind of device (dtypes, skips, expected failures, tolerances).
+  std::vector<DeviceRule> device_rules;
 
   size_t arity() const { return inputs.size(); }
   // "gelu_tanh": name and variant, as test names use them.
@@ -104,6 +126,31 @@ std::vector<std::string> binary_def_names();
 // The dtype a row gives for inputs of `dtype`.
 DType result_dtype(const OpRow& row, DType dtype);
 
+// The dtypes a row runs in on a kind of device (its rule's, else the row's).
+std::vector<DType> dtypes_on(const OpRow& row, DeviceType device);
+// Whether a row runs on a device in a dtype: Run, Skip or ExpectFailure, with the rule's reason.
+enum class Verdict { Run, Skip, ExpectFailure };
+struct Decision {
+  Verdict verdict = Verdict::Run;
+  std::string reason;
+};
+Decision decide(const OpRow& row, DType dtype, DeviceType device);
+// The tolerance of a row's results of `dtype` on a kind of device (its rule's, else the dtype's).
+Tolerance tolerance(const OpRow& row, DType dtype, DeviceType device);
+
+// The one runner of a row's values that tests/test_op_table.cpp and tools/gpu_smoke share: on
+// each sample (and `extra_samples`), the result's dtype and device, the values against the row's
+// reference (when `against_reference`; not for self-referencing rows in float64), a non-CPU
+// device's values against the CPU's, and transposed and element-stride-2 inputs against
+// contiguous ones, within the row's tolerance on that device. Returns every failure (empty: all
+// passed) and counts the non-contiguous layouts it checked in *layouts.
+struct RunOptions {
+  bool against_reference = true;
+  std::vector<std::vector<Shape>> extra_samples = {};
+};
+std::vector<std::string> run_values(const OpRow& row, DType dtype, const Device& device,
+                                    const RunOptions& options = {}, int* layouts = nullptr);
+
 // Seeded inputs of sample `index` (the same values for a seed on every device), as CPU tensors.
 std::vector<Tensor> make_inputs(const OpRow& row, size_t sample, DType dtype);
 // The same values in other layouts: each input of two or more elements transposed in memory
@@ -120,6 +167,7 @@ Tensor reference(const OpRow& row, const std::vector<Tensor>& inputs, DType resu
 // Compares actual with expected (any devices): same shape, values within tolerance of `dtype`
 // (NaNs and infinities must match). Returns what differs, or nothing.
 std::optional<std::string> mismatch(const Tensor& actual, const Tensor& expected, DType dtype);
+std::optional<std::string> mismatch(const Tensor& actual, const Tensor& expected, Tolerance tol);
 
 // "[3, 1], [1, 4]": a sample's shapes, for messages.
 std::string shapes_str(const std::vector<Shape>& shapes);
