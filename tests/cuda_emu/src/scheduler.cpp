@@ -78,8 +78,6 @@ struct PooledStack {
   void deallocate(ctx::stack_context& s) noexcept { tls_stacks.idle.push_back(s); }
 };
 
-enum class Status { Unstarted, Runnable, Running, AtBarrier, AtWarp, Done };
-
 struct Group {
   WarpOp op;
   unsigned mask;
@@ -92,16 +90,14 @@ struct Worker;
 
 struct Thread {
   ThreadState state;
-  Status status = Status::Unstarted;
-  Worker* worker = nullptr;
-  std::shared_ptr<Group> group;  // the warp operation it waits at
+  bool done = false;
+  Worker* worker = nullptr;  // the fiber it runs on, once started
 };
 
 struct Worker {
   ctx::fiber cont;  // resumes the worker
   ctx::fiber sink;  // resumes the scheduler
   int thread = -1;
-  bool finished = false;
 };
 
 const char* op_name(WarpOp op) {
@@ -153,19 +149,17 @@ void suspend() {
   Block& b = *tls_run;
   Worker* w = b.current;
   w->sink = std::move(w->sink).resume();
-  if (b.aborted) throw KernelFault("aborted");  // unwinds this fiber's stack
 }
 
 void run_threads(Block& b, Worker* w) {
   while (!b.aborted && b.next < b.count()) {
     int t = b.next++;
     Thread& th = b.threads[t];
-    th.status = Status::Running;
     th.worker = w;
     w->thread = t;
     tls_thread = &th.state;
     (*b.body)();
-    th.status = Status::Done;
+    th.done = true;
     ++b.done;
   }
 }
@@ -191,7 +185,6 @@ void start_worker(Block& b) {
     } catch (const std::exception& e) {
       b.abort(std::string("device code threw: ") + e.what());
     }
-    w->finished = true;
     return std::move(w->sink);
   });
   resume(b, w);
@@ -227,7 +220,6 @@ void resolve(Block& b) {
       return;
     }
     for (int t = 0; t < b.count(); ++t) {
-      b.threads[t].status = Status::Runnable;
       b.runnable.push_back(t);
     }
     b.at_barrier = 0;
@@ -241,7 +233,6 @@ void run_block(Block& b) {
     if (!b.runnable.empty()) {
       int t = b.runnable.front();
       b.runnable.pop_front();
-      b.threads[t].status = Status::Running;
       resume(b, b.threads[t].worker);
     } else if (b.next < b.count()) {
       start_worker(b);
@@ -340,7 +331,6 @@ std::string run_grid(const LaunchSite& site, const std::function<void()>& per_th
 
 void block_barrier(const std::source_location& where) {
   Block& b = *tls_run;
-  Thread& th = b.threads[tls_thread->linear];
   if (b.at_barrier == 0)
     b.barrier_where = where;
   else if (where.line() != b.barrier_where.line() ||
@@ -349,14 +339,13 @@ void block_barrier(const std::source_location& where) {
                      where_str(b.barrier_where),
                  where);
   ++b.at_barrier;
-  th.status = Status::AtBarrier;
   suspend();
 }
 
 std::shared_ptr<const WarpValues> warp_collective(WarpOp op, unsigned mask, const void* value,
                                                   size_t bytes, const std::source_location& where) {
   Block& b = *tls_run;
-  const int t = tls_thread->linear, lane = tls_thread->lane, warp = tls_thread->warp;
+  const int lane = tls_thread->lane, warp = tls_thread->warp;
   if (!(mask >> lane & 1u))
     kernel_fault(std::string(op_name(op)) + " with mask " + hex_mask(mask) + " leaves out lane " +
                      std::to_string(lane) + " itself",
@@ -376,7 +365,7 @@ std::shared_ptr<const WarpValues> warp_collective(WarpOp op, unsigned mask, cons
         kernel_fault(std::string(op_name(op)) + " with mask " + hex_mask(mask) + " names lane " +
                          std::to_string(l) + ", which the block does not have",
                      where);
-      if (b.threads[other].status == Status::Done)
+      if (b.threads[other].done)
         kernel_fault(std::string(op_name(op)) + " with mask " + hex_mask(mask) + " names lane " +
                          std::to_string(l) + ", which has exited",
                      where);
@@ -398,17 +387,11 @@ std::shared_ptr<const WarpValues> warp_collective(WarpOp op, unsigned mask, cons
   if (g->arrived == mask) {
     for (int l = 0; l < 32; ++l) {
       if (l == lane || !(mask >> l & 1u)) continue;
-      Thread& other = b.threads[warp * 32 + l];
-      other.status = Status::Runnable;
-      other.group.reset();
       b.runnable.push_back(warp * 32 + l);
     }
     std::erase(open, g);
     return g->values;
   }
-  Thread& th = b.threads[t];
-  th.status = Status::AtWarp;
-  th.group = g;
   suspend();
   return g->values;
 }
