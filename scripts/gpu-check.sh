@@ -5,11 +5,13 @@
 #      GoogleTest suite when GoogleTest is installed or carried in .deps (scripts/device-deps.sh);
 #      --prebuilt uses binaries built elsewhere;
 #   2. runs tools/gpu_smoke (every op on cuda:0 against the CPU) and the CUDA cases of the suite;
-#   3. runs the smoke program under compute-sanitizer memcheck with EMBER_CUDA_NO_CACHING=1;
-#   4. benchmarks ember against PyTorch on the same GPU (large ops, sgemm at full precision and
-#      TF32, device copy vs add bandwidth, the tutorial's training step (and an SGD step replayed
-#      from a CUDA graph), host<->device copies of
-#      1 MiB to 1 GiB pageable and pinned, with raw cudaMemcpy figures from the same run);
+#   3. benchmarks ember against PyTorch on the same GPU (large ops, sgemm at full precision and
+#      TF32, bf16/fp16 GEMM, device copy vs add bandwidth, fused causal attention forward and
+#      backward, the tutorial's training step (and an SGD step replayed from a CUDA graph),
+#      host<->device copies of 1 MiB to 1 GiB pageable and pinned, with raw cudaMemcpy figures
+#      from the same run);
+#   4. times `ember train` (MLP, CNN, GPT) on cuda and on the machine's CPU;
+#   5. runs the smoke program under compute-sanitizer memcheck with EMBER_CUDA_NO_CACHING=1;
 # and prints a table last. Exit status 0 when every step passed.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -58,7 +60,7 @@ if [ $prebuilt -eq 0 ]; then
   # when present. nlohmann-json and GoogleTest come from .deps (scripts/device-deps.sh, run where
   # apt works, carried along) when the machine lacks them.
   configure=(cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DEMBER_CUDA=ON
-    -DCMAKE_CUDA_ARCHITECTURES=native -DEMBER_BUILD_EXAMPLES=OFF -DEMBER_BUILD_TOOLS=OFF
+    -DCMAKE_CUDA_ARCHITECTURES=native -DEMBER_BUILD_EXAMPLES=OFF -DEMBER_BUILD_TOOLS=ON
     -DEMBER_MINIMAL_DEPS=ON -DEMBER_DEPS_DIR="$root/.deps")
   if step configure "$logs/configure.log" 300 "${configure[@]}" -DEMBER_BUILD_TESTS=ON; then
     record configure PASS "with the GoogleTest suite" "$STEP_SECONDS"
@@ -68,7 +70,7 @@ if [ $prebuilt -eq 0 ]; then
     record configure FAIL "see $logs/configure.log; missing packages? build elsewhere and use --prebuilt" "$STEP_SECONDS"
     tail -30 "$logs/configure.log"
   fi
-  targets=(ember_gpu_smoke)
+  targets=(ember_gpu_smoke ember_cli)
   grep -q '^EMBER_BUILD_TESTS:BOOL=ON' "$build/CMakeCache.txt" 2>/dev/null && targets+=(ember_tests)
   if step build "$logs/build.log" 420 cmake --build "$build" -j "$(nproc)" --target "${targets[@]}"; then
     record build PASS "${targets[*]}" "$STEP_SECONDS"
@@ -93,8 +95,8 @@ else
 fi
 
 if [ -x "$suite" ]; then
-  step "suite (cuda cases)" "$logs/suite.log" 420 "$suite" \
-    --gtest_filter='*/cuda:CudaRuntime.*:CachingAllocator.*:PinnedCache.*:MatmulPrecision.*' --gtest_brief=1
+  step "suite (cuda cases)" "$logs/suite.log" "${GPU_CHECK_SUITE_S:-420}" "$suite" \
+    --gtest_filter='*/cuda:OpTable/*_cuda:CudaRuntime.*:CachingAllocator.*:PinnedCache.*:MatmulPrecision.*' --gtest_brief=1
   if [ $STEP_RC -eq 0 ]; then
     record "suite (cuda cases)" PASS "$(grep -E '^\[  PASSED  \]' "$logs/suite.log" | tail -1)" "$STEP_SECONDS"
   elif [ $STEP_RC -ne 124 ]; then
@@ -103,28 +105,6 @@ if [ -x "$suite" ]; then
   fi
 else
   record "suite (cuda cases)" SKIP "not built (no GoogleTest)" 0
-fi
-
-nvcc_dir=$(dirname "$(command -v nvcc || echo "${CUDA_HOME:-/usr/local/cuda}/bin/nvcc")")
-sanitizer=""
-for c in "$(command -v compute-sanitizer)" "$nvcc_dir/compute-sanitizer" \
-  "$nvcc_dir/../compute-sanitizer/compute-sanitizer"; do
-  if [ -n "$c" ] && [ -x "$c" ]; then
-    sanitizer=$c
-    break
-  fi
-done
-if [ -n "$sanitizer" ] && [ -x "$smoke" ]; then
-  step memcheck "$logs/memcheck.log" 360 env EMBER_CUDA_NO_CACHING=1 "$sanitizer" --tool memcheck \
-    --report-api-errors no --error-exitcode 3 "$smoke"
-  if [ $STEP_RC -eq 0 ]; then
-    record "memcheck (no caching)" PASS "$(grep -E 'ERROR SUMMARY' "$logs/memcheck.log" | tail -1)" "$STEP_SECONDS"
-  elif [ $STEP_RC -ne 124 ]; then
-    record "memcheck (no caching)" FAIL "exit $STEP_RC: $(grep -E 'ERROR SUMMARY' "$logs/memcheck.log" | tail -1) (log: $logs/memcheck.log)" "$STEP_SECONDS"
-    grep -m 30 -E "Invalid|ERROR|FAIL" "$logs/memcheck.log"
-  fi
-else
-  record "memcheck (no caching)" SKIP "no compute-sanitizer or no smoke binary" 0
 fi
 
 if [ -x "$smoke" ] && step bench "$logs/bench.log" 240 "$smoke" --bench; then
@@ -166,6 +146,23 @@ add_gbs = 3 * nbytes / (t(lambda: src + dst, 50) * 1e6)
 row("d2d_copy_256MB", "GB/s", copy_gbs)
 row("add_256MB", "GB/s", add_gbs)
 row("add_vs_copy_bandwidth", "%", 100 * add_gbs / copy_gbs)
+n, hh, l, e = 4, 16, 2048, 64
+fwd_flop = 2.0 * 2 * n * hh * l * l * e / 2
+for dt, name in ((torch.bfloat16, "bf16"), (torch.float32, "fp32")):
+    q, k, v = (torch.randn(n, hh, l, e, device=dev, dtype=dt, requires_grad=True) for _ in range(3))
+    go = torch.randn(n, hh, l, e, device=dev, dtype=dt)
+    sdpa = torch.nn.functional.scaled_dot_product_attention
+    def fwd():
+        with torch.no_grad():
+            sdpa(q, k, v, is_causal=True)
+    def fwd_bwd():
+        sdpa(q, k, v, is_causal=True).backward(go)
+        q.grad = k.grad = v.grad = None
+    row("sdpa_causal_fwd_" + name, "ms", t(fwd, 20))
+    ms = t(fwd_bwd, 10)
+    row("sdpa_causal_fwd_bwd_" + name, "ms", ms)
+    row("sdpa_causal_fwd_bwd_%s_tflops" % name, "TFLOP/s", 3.5 * fwd_flop / (ms * 1e9))
+del q, k, v, go
 def train_step_ms(adam):
     torch.manual_seed(0)
     model = torch.nn.Linear(10, 1).to(dev)
@@ -220,6 +217,63 @@ else
   [ $STEP_RC -ne 124 ] && record "bench (torch)" SKIP "python3 with torch and CUDA not usable here" "$STEP_SECONDS"
 fi
 
+# ember train on cuda and on this machine's CPU: the MLP and the CNN one epoch each on
+# Fashion-MNIST, the GPT 200 iterations, each line the program's own summary (time per epoch,
+# samples or tokens per second). Data from EMBER_DATA_DIR (Fashion-MNIST's IDX files) and
+# EMBER_TEXT (a text file), or Debian's packages where installed.
+cli="$build/tools/ember/ember"
+data_dir=${EMBER_DATA_DIR:-/usr/share/datasets/fashion-mnist}
+text=${EMBER_TEXT:-/usr/share/games/fortunes/cookie}
+declare -a train_rows
+if [ -x "$cli" ]; then
+  for run in "mlp cuda" "mlp cpu" "cnn cuda" "cnn cpu" "gpt cuda" "gpt cpu"; do
+    set -- $run
+    model=$1 device=$2
+    if [ "$model" = gpt ]; then
+      [ -f "$text" ] || { record "train $model $device" SKIP "no text file ($text)" 0; continue; }
+      args=(--model gpt --data "$text" --iters 200 --eval-interval 100 --eval-iters 10)
+    else
+      [ -d "$data_dir" ] || { record "train $model $device" SKIP "no Fashion-MNIST ($data_dir)" 0; continue; }
+      args=(--model "$model" --data "$data_dir" --epochs 1)
+    fi
+    log="$logs/train_${model}_$device.log"
+    if step "train $model $device" "$log" 240 "$cli" train "${args[@]}" --device "$device" \
+      --out "$build/train_${model}_$device"; then
+      summary=$(grep -E "^(epoch|iter) [0-9]+:" "$log" | tail -1)
+      record "train $model $device" PASS "$summary" "$STEP_SECONDS"
+      train_rows+=("$(printf '%-4s %-5s %s' "$model" "$device" "$summary")")
+    elif [ $STEP_RC -ne 124 ]; then
+      record "train $model $device" FAIL "exit $STEP_RC: $(tail -1 "$log")" "$STEP_SECONDS"
+    fi
+  done
+else
+  record "train" SKIP "no $cli (built without tools)" 0
+fi
+
+# Last, as the slowest: the smoke program under compute-sanitizer memcheck (GPU_CHECK_MEMCHECK_S
+# seconds at most, 360 by default).
+nvcc_dir=$(dirname "$(command -v nvcc || echo "${CUDA_HOME:-/usr/local/cuda}/bin/nvcc")")
+sanitizer=""
+for c in "$(command -v compute-sanitizer)" "$nvcc_dir/compute-sanitizer" \
+  "$nvcc_dir/../compute-sanitizer/compute-sanitizer"; do
+  if [ -n "$c" ] && [ -x "$c" ]; then
+    sanitizer=$c
+    break
+  fi
+done
+if [ -n "$sanitizer" ] && [ -x "$smoke" ]; then
+  step memcheck "$logs/memcheck.log" "${GPU_CHECK_MEMCHECK_S:-360}" env EMBER_CUDA_NO_CACHING=1 "$sanitizer" --tool memcheck \
+    --report-api-errors no --error-exitcode 3 "$smoke"
+  if [ $STEP_RC -eq 0 ]; then
+    record "memcheck (no caching)" PASS "$(grep -E 'ERROR SUMMARY' "$logs/memcheck.log" | tail -1)" "$STEP_SECONDS"
+  elif [ $STEP_RC -ne 124 ]; then
+    record "memcheck (no caching)" FAIL "exit $STEP_RC: $(grep -E 'ERROR SUMMARY' "$logs/memcheck.log" | tail -1) (log: $logs/memcheck.log)" "$STEP_SECONDS"
+    grep -m 30 -E "Invalid|ERROR|FAIL" "$logs/memcheck.log"
+  fi
+else
+  record "memcheck (no caching)" SKIP "no compute-sanitizer or no smoke binary" 0
+fi
+
 # bench_table EMBER_LOG TORCH_LOG: one line per ember row with the raw CUDA figure of the same
 # run (raw_* rows), PyTorch's, and how much faster ember is (> 1: faster; ms rows inverted).
 bench_table() {
@@ -260,6 +314,11 @@ PY
 echo
 echo "================ ember gpu-check ($(($(date +%s) - t_start))s) ================"
 printf '%s\n' "${rows[@]}"
+if [ ${#train_rows[@]} -gt 0 ]; then
+  echo
+  echo "ember train, cuda against this machine's CPU ($(nproc) cores):"
+  printf '%s\n' "${train_rows[@]}"
+fi
 if [ -s "$logs/bench.log" ]; then
   echo
   echo "speed: ember against PyTorch, > 1 means ember is faster (time rows inverted)"

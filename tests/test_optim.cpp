@@ -451,9 +451,15 @@ TEST_P(OptimResumeTest, ResumeAModelAcrossDevices) {
   optim::Adam opt_c(c->parameters(), {.lr = 0.05});
   opt_c.load_state_dict(opt_state);
   train(c, opt_c, 2, device());
+  // Bit-equal on the CPU; a GPU's tanh, fused multiply-adds and GEMM order differ from the CPU's
+  // in the last bits (an H200 gave -0.089363314 for the CPU's -0.089363307).
   auto pa = a->parameters(), pc = c->parameters();
-  for (size_t i = 0; i < pa.size(); ++i)
-    EXPECT_TRUE(tensor_equal(pc[i].detach().cpu(), pa[i].detach()));
+  for (size_t i = 0; i < pa.size(); ++i) {
+    if (device().is_cpu())
+      EXPECT_TRUE(tensor_equal(pc[i].detach().cpu(), pa[i].detach()));
+    else
+      EXPECT_TRUE(tensor_close(pc[i].detach().cpu(), pa[i].detach(), 1e-5, 1e-6));
+  }
 }
 
 TEST_P(OptimTest, LoadStateDictErrors) {

@@ -693,6 +693,41 @@ double training_step_ms(bool adam) {
       2000);
 }
 
+// Fused causal attention, forward and forward + backward, bfloat16 and float32: q, k, v
+// (4, 16, 2048, 64). TFLOP/s counts the causal half of seven L x S x E products: two forward,
+// five backward (the scores recomputed); scripts/gpu-check.sh counts PyTorch's SDPA alike.
+void bench_attention() {
+  const int64_t n = 4, h = 16, l = 2048, e = 64;
+  const double fwd_flop = 2.0 * 2 * n * h * l * l * e / 2;
+  for (DType dt : {kBFloat16, kFloat32}) {
+    const std::string name = dt == kBFloat16 ? "bf16" : "fp32";
+    Tensor q = randn({n, h, l, e}, gpu(dt)).requires_grad_(true);
+    Tensor k = randn({n, h, l, e}, gpu(dt)).requires_grad_(true);
+    Tensor v = randn({n, h, l, e}, gpu(dt)).requires_grad_(true);
+    F::ScaledDotProductAttentionOptions causal{.is_causal = true};
+    double fwd_ms = time_ms(
+        [&] {
+          NoGradGuard ng;
+          F::scaled_dot_product_attention(q, k, v, causal);
+        },
+        20);
+    row("sdpa_causal_fwd_" + name, "ms", fwd_ms);
+    Tensor go = randn({n, h, l, e}, gpu(dt));
+    double fwd_bwd_ms = time_ms(
+        [&] {
+          Tensor o = F::scaled_dot_product_attention(q, k, v, causal);
+          o.backward(go);
+          q.mutable_grad() = Tensor();
+          k.mutable_grad() = Tensor();
+          v.mutable_grad() = Tensor();
+        },
+        10);
+    row("sdpa_causal_fwd_bwd_" + name, "ms", fwd_bwd_ms);
+    row("sdpa_causal_fwd_bwd_" + name + "_tflops", "TFLOP/s", 3.5 * fwd_flop / (fwd_bwd_ms * 1e9));
+  }
+  cuda::empty_cache();
+}
+
 int bench() {
   Tensor a = randn({4096, 4096}, gpu()), v = randn({1 << 26}, gpu()),
          s = randn({4096, 4096}, gpu());
@@ -721,6 +756,7 @@ int bench() {
   row("d2d_copy_256MB", "GB/s", copy_gbs);
   row("add_256MB", "GB/s", add_gbs);
   row("add_vs_copy_bandwidth", "%", 100 * add_gbs / copy_gbs);
+  bench_attention();
   row("train_step_linear_adam", "ms", training_step_ms(true));
   row("train_step_linear_sgd", "ms", training_step_ms(false));
   row("train_step_linear_sgd_graph", "ms", graph_training_step_ms());
