@@ -334,7 +334,8 @@ void block_barrier(const std::source_location& where) {
   if (b.at_barrier == 0)
     b.barrier_where = where;
   else if (where.line() != b.barrier_where.line() ||
-           std::string(where.file_name()) != b.barrier_where.file_name())
+           (where.file_name() != b.barrier_where.file_name() &&
+            std::strcmp(where.file_name(), b.barrier_where.file_name()) != 0))
     kernel_fault("waits at __syncthreads (" + where_str(where) + ") while others wait at " +
                      where_str(b.barrier_where),
                  where);
