@@ -917,6 +917,7 @@ std::vector<std::string> run_values(const OpRow& row, DType dtype, const Device&
   const bool against_reference =
       options.against_reference && !(row.self_reference() && dtype == kFloat64);
   OpRow with_extra = row;
+  if (options.only_extra_samples) with_extra.samples.clear();
   for (const auto& sample : options.extra_samples) with_extra.samples.push_back(sample);
   int checked_layouts = 0;
   for (size_t s = 0; s < with_extra.samples.size(); ++s) {

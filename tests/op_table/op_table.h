@@ -147,6 +147,8 @@ Tolerance tolerance(const OpRow& row, DType dtype, DeviceType device);
 struct RunOptions {
   bool against_reference = true;
   std::vector<std::vector<Shape>> extra_samples = {};
+  // Only the extra samples, not the row's own (which the suite's OpTable tests already run).
+  bool only_extra_samples = false;
 };
 std::vector<std::string> run_values(const OpRow& row, DType dtype, const Device& device,
                                     const RunOptions& options = {}, int* layouts = nullptr);
