@@ -11,6 +11,9 @@ stage_budget 1200
 export GOMP_SPINCOUNT="${GOMP_SPINCOUNT:-10000}"
 stage "packages (scripts/install-deps.sh --tests)" bash scripts/install-deps.sh --tests
 stage "Python environments (scripts/python-env.sh)" bash scripts/python-env.sh
-cmake --preset release -DEMBER_BUILD_TESTS=ON -DEMBER_BUILD_EXAMPLES=ON >/dev/null
+# EMBER_TEST_SHARDS=N (.ci/run): each GoogleTest binary as N CTest shards instead of a CTest test
+# per GoogleTest test (cmake/testing.cmake); a developer's run keeps one per test.
+cmake --preset release -DEMBER_BUILD_TESTS=ON -DEMBER_BUILD_EXAMPLES=ON \
+  -DEMBER_TEST_SHARDS="${EMBER_TEST_SHARDS:-0}" >/dev/null
 stage "release build" cmake --build --preset release
 stage "release tests" ctest --preset release -j "$(nproc)"
