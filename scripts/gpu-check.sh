@@ -11,8 +11,11 @@
 #      host<->device copies of 1 MiB to 1 GiB pageable and pinned, with raw cudaMemcpy figures
 #      from the same run);
 #   4. times `ember train` (MLP, CNN, GPT) on cuda and on the machine's CPU;
-#   5. runs the smoke program under compute-sanitizer memcheck with EMBER_CUDA_NO_CACHING=1;
-# and prints a table last. Exit status 0 when every step passed.
+#   5. runs the smoke program under compute-sanitizer memcheck with EMBER_CUDA_NO_CACHING=1,
+#      and the suite cases of GPU_CHECK_RACECHECK_FILTER (if set) under racecheck;
+# and prints a table last. Exit status 0 when every step passed. GPU_CHECK_SUITE_S,
+# GPU_CHECK_MEMCHECK_S and GPU_CHECK_RACECHECK_S cap those steps' seconds; GPU_CHECK_TRAIN picks
+# the training runs.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build="$root/build/gpu-check"
@@ -226,8 +229,9 @@ data_dir=${EMBER_DATA_DIR:-/usr/share/datasets/fashion-mnist}
 text=${EMBER_TEXT:-/usr/share/games/fortunes/cookie}
 declare -a train_rows
 if [ -x "$cli" ]; then
-  for run in "mlp cuda" "mlp cpu" "cnn cuda" "cnn cpu" "gpt cuda" "gpt cpu"; do
-    set -- $run
+  # GPU_CHECK_TRAIN: the runs, as MODEL:DEVICE words (default: all six).
+  for run in ${GPU_CHECK_TRAIN:-mlp:cuda mlp:cpu cnn:cuda cnn:cpu gpt:cuda gpt:cpu}; do
+    set -- ${run/:/ }
     model=$1 device=$2
     if [ "$model" = gpt ]; then
       [ -f "$text" ] || { record "train $model $device" SKIP "no text file ($text)" 0; continue; }
@@ -272,6 +276,19 @@ if [ -n "$sanitizer" ] && [ -x "$smoke" ]; then
   fi
 else
   record "memcheck (no caching)" SKIP "no compute-sanitizer or no smoke binary" 0
+fi
+
+# GPU_CHECK_RACECHECK_FILTER (a GoogleTest filter, e.g. '*Attention*/cuda'): those suite cases
+# under compute-sanitizer racecheck (shared-memory hazards), GPU_CHECK_RACECHECK_S seconds at most.
+if [ -n "${GPU_CHECK_RACECHECK_FILTER:-}" ] && [ -n "$sanitizer" ] && [ -x "$suite" ]; then
+  step racecheck "$logs/racecheck.log" "${GPU_CHECK_RACECHECK_S:-300}" "$sanitizer" --tool racecheck \
+    --error-exitcode 3 "$suite" --gtest_filter="$GPU_CHECK_RACECHECK_FILTER" --gtest_brief=1
+  if [ $STEP_RC -eq 0 ]; then
+    record racecheck PASS "$(grep -E 'RACECHECK SUMMARY|ERROR SUMMARY' "$logs/racecheck.log" | tail -1)" "$STEP_SECONDS"
+  elif [ $STEP_RC -ne 124 ]; then
+    record racecheck FAIL "exit $STEP_RC (log: $logs/racecheck.log)" "$STEP_SECONDS"
+    grep -m 30 -E "Race|hazard|ERROR|FAILED" "$logs/racecheck.log"
+  fi
 fi
 
 # bench_table EMBER_LOG TORCH_LOG: one line per ember row with the raw CUDA figure of the same
