@@ -458,6 +458,52 @@ TEST_P(ReduceTest, LargeInputs) {
   EXPECT_EQ(sum(r).item<double>(), 4.0);
 }
 
+// Reduced elements contiguous in memory take 16-byte vector loads with an unaligned head and a
+// short tail, and few outputs split over several blocks merged in a second pass: every dtype,
+// views at each 4-byte offset, against the same reduction on the CPU (small integer values, so
+// every floating sum is exact before its final rounding).
+TEST_P(ReduceTest, ContiguousReductionsOfEveryDtype) {
+  auto values = [](int64_t n) {
+    std::vector<double> v(n);
+    for (int64_t i = 0; i < n; ++i) v[i] = static_cast<double>(i * 7919 % 5);
+    v[1] = 7.0;      // in the unaligned head of most views
+    v[n - 2] = 9.0;  // in the tail
+    return v;
+  };
+  auto check = [&](const Tensor& host, const Tensor& dev, const std::string& what) {
+    SCOPED_TRACE(what);
+    EXPECT_TRUE(tensor_equal(sum(dev), sum(host)));
+    EXPECT_TRUE(tensor_equal(amax(dev, {-1}), amax(host, {-1})));
+    EXPECT_TRUE(tensor_equal(amin(dev, {-1}), amin(host, {-1})));
+    EXPECT_TRUE(tensor_equal(sum(dev, {-1}), sum(host, {-1})));
+    EXPECT_TRUE(tensor_equal(prod(dev, {-1}), prod(host, {-1})));
+  };
+  for (DType dt : {kBool, kUInt8, kInt32, kInt64, kFloat16, kBFloat16, kFloat32, kFloat64}) {
+    const int64_t n = 40003;
+    Tensor host = f64(values(n + 4)).to(dt);
+    Tensor dev = host.to(device());
+    for (int64_t off = 0; off < 4; ++off) {
+      std::string what = std::string(dtype_name(dt)) + " at offset " + std::to_string(off);
+      check(host.narrow(0, off, n), dev.narrow(0, off, n), what);
+      // 3 rows of 13333: each starts at another alignment, each split over blocks.
+      check(host.narrow(0, off, 39999).reshape({3, 13333}),
+            dev.narrow(0, off, 39999).reshape({3, 13333}), what + ", 3 rows");
+      // 281 rows of 141: one block per row.
+      check(host.narrow(0, off, 39621).reshape({281, 141}),
+            dev.narrow(0, off, 39621).reshape({281, 141}), what + ", 281 rows");
+    }
+  }
+  // More vectors than the grid's threads take four at a time: the grid-stride loop wraps.
+  const int64_t big = 2200007;
+  Tensor host = f64(values(big + 1)).to(kFloat32);
+  Tensor dev = host.to(device());
+  check(host.narrow(0, 1, big), dev.narrow(0, 1, big), "float32, 2200007");
+  // The same reduction twice gives the same bits.
+  Generator gen(7);
+  Tensor r = randn({big}, on(), &gen);
+  EXPECT_EQ(sum(r).item<float>(), sum(r).item<float>());
+}
+
 // --- NaN
 
 TEST_P(ReduceTest, NaNPropagates) {
