@@ -600,6 +600,38 @@ TEST_P(FusedSoftmaxTest, Float32IsWithinAFewUlpsOfFloat64) {
   EXPECT_TRUE(std::all_of(none.begin(), none.end(), [](double v) { return std::isnan(v); }));
 }
 
+// Last-dim rows: up to 8 vectors per thread are held in registers (16-byte loads when every row
+// is aligned, scalar loads otherwise), longer rows take three passes. Widths on either side of
+// each limit, float32 and float64, aligned and misaligned rows, against the CPU.
+TEST_P(FusedSoftmaxTest, LastDimRowsOnEitherSideOfTheRegisterLimits) {
+  manual_seed(5);
+  for (DType dt : {kFloat32, kFloat64}) {
+    for (int64_t n : {64, 67, 1024, 2048, 2049, 4096, 4100, 8192, 8193}) {
+      for (int64_t off : {0, 1}) {
+        Tensor x = (randn({3 * n + 1}) * 5).to(dt).to(device());
+        x = x.narrow(0, off, 3 * n).reshape({3, n});
+        Tensor host = x.cpu();
+        std::string what = std::string(dtype_name(dt)) + " n " + std::to_string(n) + " offset " +
+                           std::to_string(off);
+        EXPECT_TRUE(testing::tensor_close(softmax(x, 1), softmax(host, 1), 1e-5, 1e-12)) << what;
+        EXPECT_TRUE(testing::tensor_close(log_softmax(x, 1), log_softmax(host, 1), 1e-5, 1e-5))
+            << what;
+      }
+    }
+  }
+  // A NaN makes its row NaN and a row of -inf is NaN in the register path too; -inf gives 0.
+  float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  Tensor x = zeros({3, 4096});
+  x.narrow(0, 0, 1).narrow(1, 4000, 1).fill_(nan);
+  x.narrow(0, 1, 1).fill_(-inf);
+  x.narrow(0, 2, 1).narrow(1, 17, 1).fill_(-inf);
+  std::vector<double> got = testing::values_of(softmax(x.to(device()), 1));
+  EXPECT_TRUE(std::isnan(got[0]) && std::isnan(got[4095]));
+  EXPECT_TRUE(std::isnan(got[4096]) && std::isnan(got[2 * 4096 - 1]));
+  EXPECT_EQ(got[2 * 4096 + 17], 0.0);
+  EXPECT_NEAR(got[2 * 4096], 1.0 / 4095, 1e-9);
+}
+
 EMBER_INSTANTIATE_DEVICE_TESTS(FusedSoftmaxTest);
 
 }  // namespace
