@@ -122,6 +122,18 @@ std::vector<Case> cases() {
       {"three_d", {4, 67, 8}, {4, 80, 8}, {4, 80, 8}, Mask::Bool},
       {"two_d", {70, 8}, {66, 8}, {66, 8}, Mask::None, true},
       {"five_d", {2, 2, 3, 33, 8}, {2, 2, 3, 40, 8}, {2, 2, 3, 40, 8}, Mask::BoolRowsEmpty},
+      // Head dims of the CUDA kernels' widths: 16-byte row loads, several key tiles.
+      {"heads_64_causal", {1, 2, 130, 64}, {1, 2, 150, 64}, {1, 2, 150, 64}, Mask::None, true},
+      {"heads_64_transposed",
+       {2, 2, 70, 64},
+       {2, 2, 140, 64},
+       {2, 2, 140, 64},
+       Mask::FloatKeys,
+       false,
+       false,
+       true},
+      {"heads_62_gqa", {1, 4, 70, 62}, {1, 2, 80, 62}, {1, 2, 80, 62}, Mask::None, true, true},
+      {"heads_96_128", {1, 2, 70, 96}, {1, 2, 80, 96}, {1, 2, 80, 128}, Mask::BoolRowsEmpty},
   };
 }
 

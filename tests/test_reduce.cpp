@@ -458,6 +458,52 @@ TEST_P(ReduceTest, LargeInputs) {
   EXPECT_EQ(sum(r).item<double>(), 4.0);
 }
 
+// Reduced elements contiguous in memory take 16-byte vector loads with an unaligned head and a
+// short tail, and few outputs split over several blocks merged in a second pass: every dtype,
+// views at each 4-byte offset, against the same reduction on the CPU (small integer values, so
+// every floating sum is exact before its final rounding).
+TEST_P(ReduceTest, ContiguousReductionsOfEveryDtype) {
+  auto values = [](int64_t n) {
+    std::vector<double> v(n);
+    for (int64_t i = 0; i < n; ++i) v[i] = static_cast<double>(i * 7919 % 5);
+    v[1] = 7.0;      // in the unaligned head of most views
+    v[n - 2] = 9.0;  // in the tail
+    return v;
+  };
+  auto check = [&](const Tensor& host, const Tensor& dev, const std::string& what) {
+    SCOPED_TRACE(what);
+    EXPECT_TRUE(tensor_equal(sum(dev), sum(host)));
+    EXPECT_TRUE(tensor_equal(amax(dev, {-1}), amax(host, {-1})));
+    EXPECT_TRUE(tensor_equal(amin(dev, {-1}), amin(host, {-1})));
+    EXPECT_TRUE(tensor_equal(sum(dev, {-1}), sum(host, {-1})));
+    EXPECT_TRUE(tensor_equal(prod(dev, {-1}), prod(host, {-1})));
+  };
+  for (DType dt : {kBool, kUInt8, kInt32, kInt64, kFloat16, kBFloat16, kFloat32, kFloat64}) {
+    const int64_t n = 40003;
+    Tensor host = f64(values(n + 4)).to(dt);
+    Tensor dev = host.to(device());
+    for (int64_t off = 0; off < 4; ++off) {
+      std::string what = std::string(dtype_name(dt)) + " at offset " + std::to_string(off);
+      check(host.narrow(0, off, n), dev.narrow(0, off, n), what);
+      // 3 rows of 13333: each starts at another alignment, each split over blocks.
+      check(host.narrow(0, off, 39999).reshape({3, 13333}),
+            dev.narrow(0, off, 39999).reshape({3, 13333}), what + ", 3 rows");
+      // 281 rows of 141: one block per row.
+      check(host.narrow(0, off, 39621).reshape({281, 141}),
+            dev.narrow(0, off, 39621).reshape({281, 141}), what + ", 281 rows");
+    }
+  }
+  // More vectors than the grid's threads take four at a time: the grid-stride loop wraps.
+  const int64_t big = 2200007;
+  Tensor host = f64(values(big + 1)).to(kFloat32);
+  Tensor dev = host.to(device());
+  check(host.narrow(0, 1, big), dev.narrow(0, 1, big), "float32, 2200007");
+  // The same reduction twice gives the same bits.
+  Generator gen(7);
+  Tensor r = randn({big}, on(), &gen);
+  EXPECT_EQ(sum(r).item<float>(), sum(r).item<float>());
+}
+
 // --- NaN
 
 TEST_P(ReduceTest, NaNPropagates) {
@@ -552,6 +598,38 @@ TEST_P(FusedSoftmaxTest, Float32IsWithinAFewUlpsOfFloat64) {
   Tensor all_minus_inf = full({17}, -inf, {.device = device()});
   std::vector<double> none = testing::values_of(softmax(all_minus_inf, 0));
   EXPECT_TRUE(std::all_of(none.begin(), none.end(), [](double v) { return std::isnan(v); }));
+}
+
+// Last-dim rows: up to 8 vectors per thread are held in registers (16-byte loads when every row
+// is aligned, scalar loads otherwise), longer rows take three passes. Widths on either side of
+// each limit, float32 and float64, aligned and misaligned rows, against the CPU.
+TEST_P(FusedSoftmaxTest, LastDimRowsOnEitherSideOfTheRegisterLimits) {
+  manual_seed(5);
+  for (DType dt : {kFloat32, kFloat64}) {
+    for (int64_t n : {64, 67, 1024, 2048, 2049, 4096, 4100, 8192, 8193}) {
+      for (int64_t off : {0, 1}) {
+        Tensor x = (randn({3 * n + 1}) * 5).to(dt).to(device());
+        x = x.narrow(0, off, 3 * n).reshape({3, n});
+        Tensor host = x.cpu();
+        std::string what = std::string(dtype_name(dt)) + " n " + std::to_string(n) + " offset " +
+                           std::to_string(off);
+        EXPECT_TRUE(testing::tensor_close(softmax(x, 1), softmax(host, 1), 1e-5, 1e-12)) << what;
+        EXPECT_TRUE(testing::tensor_close(log_softmax(x, 1), log_softmax(host, 1), 1e-5, 1e-5))
+            << what;
+      }
+    }
+  }
+  // A NaN makes its row NaN and a row of -inf is NaN in the register path too; -inf gives 0.
+  float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  Tensor x = zeros({3, 4096});
+  x.narrow(0, 0, 1).narrow(1, 4000, 1).fill_(nan);
+  x.narrow(0, 1, 1).fill_(-inf);
+  x.narrow(0, 2, 1).narrow(1, 17, 1).fill_(-inf);
+  std::vector<double> got = testing::values_of(softmax(x.to(device()), 1));
+  EXPECT_TRUE(std::isnan(got[0]) && std::isnan(got[4095]));
+  EXPECT_TRUE(std::isnan(got[4096]) && std::isnan(got[2 * 4096 - 1]));
+  EXPECT_EQ(got[2 * 4096 + 17], 0.0);
+  EXPECT_NEAR(got[2 * 4096], 1.0 / 4095, 1e-9);
 }
 
 EMBER_INSTANTIATE_DEVICE_TESTS(FusedSoftmaxTest);

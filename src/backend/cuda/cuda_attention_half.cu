@@ -10,12 +10,12 @@
 // the op sends other heads to the float32 kernels). It compiles in CI but has NEVER RUN ON A GPU:
 // no GPU was available when it was written, so its tests skip without one.
 //
-// Forward: one block of 4 warps per (batch x head, tile of 64 queries), each warp owning 16 query
-// rows. Per tile of 64 keys the block loads K and V into shared memory; each warp computes its
-// 16 x 64 scores (Q K^T) into a float32 tile, masks and scales them, updates its rows' running
-// maximum and sum (two lanes per row), rescales its rows of the float32 output accumulator in
-// shared memory and adds P V, P rounded to the input dtype. Only the K/V loads need the whole
-// block; everything else is warp-local.
+// Forward: one block of 4 warps per (batch x head, tile of 64 queries; the last tiles first),
+// each warp owning 16 query rows. Per tile of 64 keys the block loads K and V into shared memory;
+// each warp computes its 16 x 64 scores (Q K^T) into a float32 tile, masks and scales them,
+// updates its rows' running maximum and sum (two lanes per row), rescales its rows of the float32
+// output accumulator in shared memory and adds P V, P rounded to the input dtype. Only the K/V
+// loads need the whole block; everything else is warp-local.
 // Backward: one block of 4 warps per (batch x key/value head, tile of 64 keys), each warp owning
 // 16 of the keys and their rows of dK and dV (float32 accumulators in shared memory), over the
 // query heads that share the key/value head and their tiles of 32 queries. Per query tile: the
@@ -233,7 +233,9 @@ __global__ void __launch_bounds__(kBlockThreads)
   float* os = reinterpret_cast<float*>(smem + m.o);
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int64_t head = blockIdx.x, n = head / a.Hq, h = head % a.Hq, hk = h / a.groups;
-  const int64_t i0 = static_cast<int64_t>(blockIdx.y) * kFwdRows;
+  // The last query tiles first: under a causal mask they have the most key tiles, so the long
+  // blocks start in the first waves instead of trailing the grid.
+  const int64_t i0 = static_cast<int64_t>(gridDim.y - 1 - blockIdx.y) * kFwdRows;
   const T* qh = static_cast<const T*>(a.q.data) + n * a.q.s[0] + h * a.q.s[1];
   const T* kh = static_cast<const T*>(a.k.data) + n * a.k.s[0] + hk * a.k.s[1];
   const T* vh = static_cast<const T*>(a.v.data) + n * a.v.s[0] + hk * a.v.s[1];

@@ -1,7 +1,9 @@
 // backend/cuda/cuda_softmax.cu: fused softmax and log-softmax along one dim, with the CPU's
 // semantics (a NaN in a slice makes it NaN; log-softmax shifts by 0 where the maximum is
-// infinite). Slices along the last dim (inner == 1) take one block each with block reductions;
-// other dims one thread per (outer, inner) column, three passes over the slice.
+// infinite). Slices along the last dim (inner == 1) take one block each: slices of up to
+// kRowVecs vectors per thread are read once into registers (16-byte loads where every row is
+// aligned) and reduced with warp shuffles; longer ones take three passes with block reductions.
+// Other dims take one thread per (outer, inner) column, three passes over the slice.
 #include <cmath>
 #include <limits>
 
@@ -21,6 +23,79 @@ __device__ T max_step(T m, T v) {
 template <class T>
 __device__ T shift_of(T mx, bool log) {
   return log && std::isinf(mx) ? T(0) : mx;
+}
+
+constexpr unsigned kFullMask = 0xffffffffu;
+
+// A block-wide reduction of one value per thread (blockDim.x a multiple of 32) through warp
+// shuffles and `shared` (32 values); every thread gets the result.
+template <class T, class Merge>
+__device__ T block_all_reduce(T v, T* shared, Merge merge) {
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  const int nwarps = static_cast<int>(blockDim.x) / 32;
+  for (int d = 16; d > 0; d /= 2) v = merge(v, __shfl_xor_sync(kFullMask, v, d));
+  if (lane == 0) shared[warp] = v;
+  __syncthreads();
+  T r = shared[0];
+  for (int w = 1; w < nwarps; ++w) r = merge(r, shared[w]);
+  __syncthreads();  // shared is reused by the next reduction
+  return r;
+}
+
+// Vectors of W elements each thread of a row's block holds in registers.
+constexpr int kRowVecs = 8;
+
+// One block per row (grid-strided) with the row in registers: thread i holds vectors
+// i + k * blockDim.x (k < kRowVecs) of W elements (W == 1: scalar loads, for rows that are not
+// all 16-byte aligned), so x is read once: max, sum of exponentials, then the write.
+template <class T, int W>
+__global__ void softmax_rows_cached(T* y, const T* x, int64_t rows, int64_t n, bool log) {
+  using V = Vec<T, W>;
+  __shared__ T shared[32];
+  const int64_t nvec = n / W;
+  for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
+    const V* xs = reinterpret_cast<const V*>(x + r * n);
+    V* ys = reinterpret_cast<V*>(y + r * n);
+    T v[kRowVecs][W];
+    T mx = -std::numeric_limits<T>::infinity();
+#pragma unroll
+    for (int k = 0; k < kRowVecs; ++k) {
+      const int64_t j = threadIdx.x + static_cast<int64_t>(k) * blockDim.x;
+      if (j < nvec) {
+        V a = xs[j];
+#pragma unroll
+        for (int e = 0; e < W; ++e) {
+          v[k][e] = a.v[e];
+          mx = max_step(mx, v[k][e]);
+        }
+      }
+    }
+    mx = shift_of(block_all_reduce(mx, shared, [](T a, T b) { return max_step(a, b); }), log);
+    T total = 0;
+#pragma unroll
+    for (int k = 0; k < kRowVecs; ++k) {
+      if (threadIdx.x + static_cast<int64_t>(k) * blockDim.x < nvec) {
+#pragma unroll
+        for (int e = 0; e < W; ++e) {
+          const T ex = std::exp(v[k][e] - mx);
+          total += ex;
+          if (!log) v[k][e] = ex;
+        }
+      }
+    }
+    total = block_all_reduce(total, shared, [](T a, T b) { return a + b; });
+    const T lt = log ? std::log(total) : T(0), inv = T(1) / total;
+#pragma unroll
+    for (int k = 0; k < kRowVecs; ++k) {
+      const int64_t j = threadIdx.x + static_cast<int64_t>(k) * blockDim.x;
+      if (j < nvec) {
+        V out;
+#pragma unroll
+        for (int e = 0; e < W; ++e) out.v[e] = log ? (v[k][e] - mx) - lt : v[k][e] * inv;
+        ys[j] = out;
+      }
+    }
+  }
 }
 
 template <class T>
@@ -93,13 +168,22 @@ void softmax_typed(const View& dst, const View& src, int64_t dim, bool log) {
   T* y = static_cast<T*>(dst.data);
   const T* x = static_cast<const T*>(src.data);
   cudaStream_t stream = current_stream();
-  if (inner == 1 && n >= 64)
-    EMBER_CUDA_LAUNCH(static_cast<unsigned>(std::min<int64_t>(outer, 65536)), kThreads, 0, stream,
-                      softmax_rows<T>)
+  const unsigned row_blocks = static_cast<unsigned>(std::min<int64_t>(outer, 65536));
+  constexpr int W = 16 / static_cast<int>(sizeof(T));
+  // Every row 16-byte aligned: the base pointers and the row length in whole vectors.
+  const bool vec = n % W == 0 && aligned_to(x, 16) && aligned_to(y, 16);
+  if (inner == 1 && n >= 64 && vec && n <= int64_t{kThreads} * kRowVecs * W) {
+    EMBER_CUDA_LAUNCH(row_blocks, kThreads, 0, stream, softmax_rows_cached<T, W>)
     (y, x, outer, n, log);
-  else
+  } else if (inner == 1 && n >= 64 && n <= int64_t{kThreads} * kRowVecs) {
+    EMBER_CUDA_LAUNCH(row_blocks, kThreads, 0, stream, softmax_rows_cached<T, 1>)
+    (y, x, outer, n, log);
+  } else if (inner == 1 && n >= 64) {
+    EMBER_CUDA_LAUNCH(row_blocks, kThreads, 0, stream, softmax_rows<T>)(y, x, outer, n, log);
+  } else {
     EMBER_CUDA_LAUNCH(blocks_for(outer * inner), kThreads, 0, stream, softmax_columns<T>)
     (y, x, outer, n, inner, log);
+  }
   EMBER_CUDA_CHECK_LAUNCH("softmax kernel");
 }
 
