@@ -27,7 +27,6 @@ namespace {
 
 // The tiles; the kernels' thread layouts below assume these values.
 constexpr int kFlashQ = 64, kFlashK = 64, kFlashThreads = 128;
-constexpr unsigned kFullMask = 0xffffffffu;
 
 // The operands: q (N, Hq, L, E), k (N, Hk, S, E), v (N, Hk, S, Ev) with element strides, the
 // mask read as (N, Hq, L, S) through its strides (null when absent).

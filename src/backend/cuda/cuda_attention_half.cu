@@ -50,7 +50,6 @@ constexpr int kMaxHeadDim = 128;
 // WMMA wants leading dimensions of multiples of 8 (16-bit) or 4 (float) elements and 32-byte
 // aligned tile starts, which 16-aligned rows and columns of these tiles keep.
 constexpr int kPad16 = 8, kPad32 = 4, kStageLd = 16 + kPad32;
-constexpr unsigned kFullMask = 0xffffffffu;
 
 static_assert(kFwdKeys % 16 == 0 && kBwdRows % 16 == 0, "tiles are whole 16x16 fragments");
 

@@ -18,6 +18,8 @@ namespace ember::cuda_detail {
 
 inline constexpr int kMaxDims = kMaxKernelDims;
 inline constexpr int kThreads = 256;
+// Every lane of a warp, for the __*_sync warp operations.
+inline constexpr unsigned kFullMask = 0xffffffffu;
 
 // Blocks for a grid-stride loop over n items (kernels loop, so the grid is capped).
 inline unsigned blocks_for(int64_t n, int threads = kThreads) {

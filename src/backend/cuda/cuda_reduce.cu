@@ -22,8 +22,6 @@ using reduce_detail::DimGroup;
 using reduce_detail::is_nan;
 using reduce_detail::Reducer;
 
-constexpr unsigned kFullMask = 0xffffffffu;
-
 // Tree reduction of one value per thread (blockDim.x == kThreads); the result is in thread 0.
 template <class Acc, class Merge>
 __device__ Acc block_reduce(Acc v, Acc* shared, Merge merge) {
@@ -271,17 +269,13 @@ void reduce_contiguous_typed(const T* x, T* y, const DimGroup& kept, const DimGr
   if (n_out < kStreamBlocks)
     per_row = std::clamp<int64_t>((n_red + per_block - 1) / per_block, 1, kStreamBlocks / n_out);
   dim3 grid(static_cast<unsigned>(per_row), static_cast<unsigned>(std::min<int64_t>(n_out, 65535)));
-  if (per_row == 1) {
-    EMBER_CUDA_LAUNCH(grid, kThreads, 0, stream, reduce_contiguous<op, T>)
-    (x, y, nullptr, kept, out, n_out, n_red);
-    EMBER_CUDA_CHECK_LAUNCH("reduce kernel");
-    return;
-  }
-  Scratch partial(sizeof(Acc) * n_out * per_row);
+  // With one block per row the kernel writes y itself and no partial results exist.
+  Scratch partial(per_row > 1 ? sizeof(Acc) * n_out * per_row : 0);
   Acc* p = static_cast<Acc*>(partial.get());
   EMBER_CUDA_LAUNCH(grid, kThreads, 0, stream, reduce_contiguous<op, T>)
   (x, y, p, kept, out, n_out, n_red);
   EMBER_CUDA_CHECK_LAUNCH("reduce kernel");
+  if (per_row == 1) return;
   EMBER_CUDA_LAUNCH(static_cast<unsigned>(std::min<int64_t>(n_out, 65536)), kThreads, 0, stream,
                     reduce_merge_partials<op, T>)
   (y, p, out, n_out, per_row);
@@ -343,11 +337,14 @@ void arg_reduce_typed(const View& dst, const View& src, uint64_t mask) {
   const T* x = static_cast<const T*>(src.data);
   int64_t* y = static_cast<int64_t*>(dst.data);
   cudaStream_t stream = current_stream();
-  if (len <= kPerThreadLimit)
+  if (len <= kPerThreadLimit) {
     EMBER_CUDA_LAUNCH(blocks_for(n_out), kThreads, 0, stream, arg_reduce_per_thread<is_max, T>)
-  (x, y, kept, out, n_out, len, s);
-  else EMBER_CUDA_LAUNCH(static_cast<unsigned>(std::min<int64_t>(n_out, 65536)), kThreads, 0,
-                         stream, arg_reduce_per_block<is_max, T>)(x, y, kept, out, n_out, len, s);
+    (x, y, kept, out, n_out, len, s);
+  } else {
+    EMBER_CUDA_LAUNCH(static_cast<unsigned>(std::min<int64_t>(n_out, 65536)), kThreads, 0, stream,
+                      arg_reduce_per_block<is_max, T>)
+    (x, y, kept, out, n_out, len, s);
+  }
   EMBER_CUDA_CHECK_LAUNCH("argmax/argmin kernel");
 }
 

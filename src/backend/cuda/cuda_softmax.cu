@@ -25,8 +25,6 @@ __device__ T shift_of(T mx, bool log) {
   return log && std::isinf(mx) ? T(0) : mx;
 }
 
-constexpr unsigned kFullMask = 0xffffffffu;
-
 // A block-wide reduction of one value per thread (blockDim.x a multiple of 32) through warp
 // shuffles and `shared` (32 values); every thread gets the result.
 template <class T, class Merge>
