@@ -136,9 +136,51 @@ TEST_P(BertTest, LoadsByNameOnly) {
   EXPECT_TRUE(
       throws_error([&] { a->forward(ids.to(kFloat32)); }, ErrorKind::DType, {"integer token ids"}));
   EXPECT_TRUE(throws_error([] { nn::BertConfig::from_json(R"({"model_type": "gpt2"})"); },
-                           ErrorKind::Value, {"model_type 'gpt2'"}));
+                           ErrorKind::Value, {"\"model_type\" is 'gpt2'"}));
   EXPECT_TRUE(
       throws_error([] { nn::BertConfig::from_json("{"); }, ErrorKind::IO, {"does not parse"}));
+}
+
+// Every field is checked for type and range, the error naming the file and the key; the sizes
+// are checked against the weights before a model is built.
+TEST(BertConfigTest, FieldsAreCheckedAndNamed) {
+  auto config = [](const std::string& json) {
+    return [json] { nn::BertConfig::from_json(json, "dir/config.json"); };
+  };
+  EXPECT_TRUE(throws_error(config(R"({"num_attention_heads": 0})"), ErrorKind::Value,
+                           {"[dir/config.json] \"num_attention_heads\" is 0"}));
+  EXPECT_TRUE(throws_error(config(R"({"hidden_size": 384.5})"), ErrorKind::Value,
+                           {"\"hidden_size\" must be a whole number, not number 384.5"}));
+  EXPECT_TRUE(throws_error(config(R"({"hidden_size": "768"})"), ErrorKind::Value,
+                           {"\"hidden_size\" must be a whole number, not string"}));
+  EXPECT_TRUE(throws_error(config(R"({"hidden_size": 768, "num_attention_heads": 5})"),
+                           ErrorKind::Value, {"768 is not a multiple", "5"}));
+  EXPECT_TRUE(throws_error(config(R"({"num_hidden_layers": 100000})"), ErrorKind::Value,
+                           {"\"num_hidden_layers\" is 100000", "1 to 1024"}));
+  EXPECT_TRUE(throws_error(config(R"({"hidden_act": "swish"})"), ErrorKind::Value,
+                           {"\"hidden_act\" is 'swish'"}));
+  EXPECT_TRUE(throws_error(config(R"({"layer_norm_eps": -1})"), ErrorKind::Value,
+                           {"\"layer_norm_eps\" is -1"}));
+  EXPECT_NO_THROW(config(R"({"hidden_size": 768.0, "pad_token_id": null})")());
+
+  nn::BertConfig c;
+  c.vocab_size = 20;
+  c.hidden_size = 8;
+  c.num_hidden_layers = 2;
+  c.num_attention_heads = 2;
+  c.intermediate_size = 16;
+  c.max_position_embeddings = 6;
+  nn::StateDict weights = nn::BertModel(c)->state_dict();
+  EXPECT_NO_THROW(c.check_weights(weights, "w.safetensors"));
+  nn::BertConfig more_layers = c;
+  more_layers.num_hidden_layers = 100000;
+  EXPECT_TRUE(throws_error([&] { more_layers.check_weights(weights, "w.safetensors"); },
+                           ErrorKind::Value, {"\"num_hidden_layers\" is 100000", "of 2 layers"}));
+  nn::BertConfig wider = c;
+  wider.vocab_size = 16000000;
+  EXPECT_TRUE(
+      throws_error([&] { wider.check_weights(weights, "w.safetensors"); }, ErrorKind::Value,
+                   {"\"vocab_size\" is 16000000", "embeddings.word_embeddings.weight", "[20, 8]"}));
 }
 
 EMBER_INSTANTIATE_DEVICE_TESTS(BertTest);

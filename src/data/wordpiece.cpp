@@ -125,19 +125,28 @@ WordPieceTokenizer::WordPieceTokenizer(std::unordered_map<std::string, int64_t> 
   if (vocab_.count("[PAD]")) pad_id = vocab_.at("[PAD]");
 }
 
-WordPieceTokenizer WordPieceTokenizer::from_file(const std::string& path) {
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(read_file(path));
-  } catch (const nlohmann::json::exception& e) {
-    throw Error(ErrorKind::IO, "[WordPieceTokenizer] " + path + " is not valid JSON: " + e.what());
-  }
+namespace {
+
+// tokenizer.json's fields (nlohmann's type_error for a wrong type).
+WordPieceTokenizer tokenizer_from_json(const nlohmann::json& j, const std::string& path) {
+  EMBER_CHECK_KIND(Value, j.is_object(), "[WordPieceTokenizer] ", path, " must hold a JSON object");
   const auto& model = j.value("model", nlohmann::json::object());
   EMBER_CHECK(model.value("type", "") == "WordPiece", "[WordPieceTokenizer] ", path, " holds a ",
               model.value("type", "(no model type)"),
               " model; only WordPiece (BERT) tokenizers are supported");
   std::unordered_map<std::string, int64_t> vocab;
-  for (const auto& [token, id] : model.at("vocab").items()) vocab[token] = id.get<int64_t>();
+  EMBER_CHECK_KIND(Value, model.contains("vocab") && model["vocab"].is_object(),
+                   "[WordPieceTokenizer] ", path,
+                   ": \"model\".\"vocab\" must be an object of "
+                   "token: id");
+  for (const auto& [token, id] : model.at("vocab").items()) {
+    EMBER_CHECK_KIND(
+        Value,
+        id.is_number_integer() && id.get<int64_t>() >= 0 && id.get<int64_t>() < (int64_t{1} << 31),
+        "[WordPieceTokenizer] ", path, ": the id of token \"", token,
+        "\" must be a whole number from 0 to 2^31 - 1, not ", id.dump());
+    vocab[token] = id.get<int64_t>();
+  }
   BertNormalizerOptions norm{false, false, false, false};
   const auto& n = j.value("normalizer", nlohmann::json());
   if (!n.is_null()) {
@@ -160,7 +169,29 @@ WordPieceTokenizer WordPieceTokenizer::from_file(const std::string& path) {
   if (trunc.is_object()) t.truncation_max_length = trunc.value("max_length", 0);
   const auto& pad = j.value("padding", nlohmann::json());
   if (pad.is_object()) t.pad_id = pad.value("pad_id", t.pad_id);
+  EMBER_CHECK_KIND(Value, t.truncation_max_length >= 0 && t.pad_id >= 0, "[WordPieceTokenizer] ",
+                   path, ": truncation.max_length (", t.truncation_max_length,
+                   ") and padding.pad_id (", t.pad_id, ") must not be negative");
   return t;
+}
+
+}  // namespace
+
+WordPieceTokenizer WordPieceTokenizer::from_file(const std::string& path) {
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(read_file(path));
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(ErrorKind::IO, "[WordPieceTokenizer] " + path + " is not valid JSON: " + e.what());
+  }
+  // A field of the wrong type (nlohmann's type_error) is an error naming the file.
+  try {
+    return tokenizer_from_json(j, path);
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(ErrorKind::Value, "[WordPieceTokenizer] " + path +
+                                      " has a field of the wrong type or a missing one: " +
+                                      e.what() + "; it is not a tokenizer.json of `tokenizers`");
+  }
 }
 
 std::vector<std::string> WordPieceTokenizer::pre_tokenize(const std::string& text) const {

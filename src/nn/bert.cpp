@@ -3,11 +3,14 @@
 // with the padding mask) and loading its state dict by name.
 #include "ember/nn/bert.h"
 
+#include <algorithm>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 
 #include "ember/nn/functional.h"
 #include "ember/ops.h"
+#include "nn/json_fields.h"
 
 namespace ember::nn {
 
@@ -19,35 +22,80 @@ Tensor activation(const std::string& act, const Tensor& x) {
 }
 }  // namespace
 
-BertConfig BertConfig::from_json(const std::string& text) {
+BertConfig BertConfig::from_json(const std::string& text, const std::string& source) {
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(text);
   } catch (const nlohmann::json::exception& e) {
-    throw Error(ErrorKind::IO, std::string("[BertConfig] config.json does not parse: ") + e.what());
+    throw Error(ErrorKind::IO, "[BertConfig] " + source + " does not parse: " + e.what());
   }
-  const std::string type = j.value("model_type", "bert");
-  EMBER_CHECK(type == "bert", "[BertConfig] model_type '", type,
-              "' is not supported; ember loads BERT-family encoders (model_type bert)");
-  const std::string positions = j.value("position_embedding_type", "absolute");
-  EMBER_CHECK(positions == "absolute", "[BertConfig] position_embedding_type '", positions,
-              "' is not supported (absolute is)");
+  const detail::JsonFields f(j, source);
+  const std::string type = f.string("model_type", "bert");
+  EMBER_CHECK(type == "bert", f.where("model_type"), " is '", type,
+              "', which is not supported; ember loads BERT-family encoders (model_type bert)");
+  const std::string positions = f.string("position_embedding_type", "absolute");
+  EMBER_CHECK(positions == "absolute", f.where("position_embedding_type"), " is '", positions,
+              "', which is not supported (absolute is)");
+  // Bounds far above any published BERT, low enough that a size cannot overflow.
+  constexpr int64_t kMaxVocab = int64_t{1} << 24, kMaxWidth = int64_t{1} << 16;
   BertConfig c;
-  c.vocab_size = j.value("vocab_size", c.vocab_size);
-  c.hidden_size = j.value("hidden_size", c.hidden_size);
-  c.num_hidden_layers = j.value("num_hidden_layers", c.num_hidden_layers);
-  c.num_attention_heads = j.value("num_attention_heads", c.num_attention_heads);
-  c.intermediate_size = j.value("intermediate_size", c.intermediate_size);
-  c.hidden_act = j.value("hidden_act", c.hidden_act);
-  c.hidden_dropout_prob = j.value("hidden_dropout_prob", c.hidden_dropout_prob);
+  c.vocab_size = f.integer("vocab_size", c.vocab_size, 1, kMaxVocab);
+  c.hidden_size = f.integer("hidden_size", c.hidden_size, 1, kMaxWidth);
+  c.num_hidden_layers = f.integer("num_hidden_layers", c.num_hidden_layers, 1, 1024);
+  c.num_attention_heads = f.integer("num_attention_heads", c.num_attention_heads, 1, c.hidden_size);
+  EMBER_CHECK(c.hidden_size % c.num_attention_heads == 0, f.where("hidden_size"), " ",
+              c.hidden_size, " is not a multiple of \"num_attention_heads\" ",
+              c.num_attention_heads);
+  c.intermediate_size = f.integer("intermediate_size", c.intermediate_size, 1, 4 * kMaxWidth);
+  c.hidden_act = f.string("hidden_act", c.hidden_act);
+  EMBER_CHECK(c.hidden_act == "gelu" || c.hidden_act == "gelu_new" ||
+                  c.hidden_act == "gelu_pytorch_tanh" || c.hidden_act == "relu",
+              f.where("hidden_act"), " is '", c.hidden_act,
+              "'; ember's BERT has gelu, gelu_new, gelu_pytorch_tanh and relu");
+  c.hidden_dropout_prob = f.number("hidden_dropout_prob", c.hidden_dropout_prob, 0, 0.999);
   c.attention_probs_dropout_prob =
-      j.value("attention_probs_dropout_prob", c.attention_probs_dropout_prob);
-  c.max_position_embeddings = j.value("max_position_embeddings", c.max_position_embeddings);
-  c.type_vocab_size = j.value("type_vocab_size", c.type_vocab_size);
-  c.layer_norm_eps = j.value("layer_norm_eps", c.layer_norm_eps);
-  const auto& pad = j.value("pad_token_id", nlohmann::json());
-  if (pad.is_number_integer()) c.pad_token_id = pad.get<int64_t>();
+      f.number("attention_probs_dropout_prob", c.attention_probs_dropout_prob, 0, 0.999);
+  c.max_position_embeddings =
+      f.integer("max_position_embeddings", c.max_position_embeddings, 1, int64_t{1} << 20);
+  c.type_vocab_size = f.integer("type_vocab_size", c.type_vocab_size, 1, 1 << 16);
+  c.layer_norm_eps = f.number("layer_norm_eps", c.layer_norm_eps, 0, 1);
+  c.pad_token_id = f.integer("pad_token_id", c.pad_token_id, 0, c.vocab_size - 1);
   return c;
+}
+
+void BertConfig::check_weights(const StateDict& weights, const std::string& source) const {
+  std::map<std::string, Shape> shapes;
+  int64_t layers = 0;
+  for (const auto& [name0, t] : weights) {
+    const std::string name = name0.rfind("bert.", 0) == 0 ? name0.substr(5) : name0;
+    shapes[name] = t.sizes();
+    const std::string prefix = "encoder.layer.";
+    if (name.rfind(prefix, 0) == 0) {
+      const size_t dot = name.find('.', prefix.size());
+      const std::string index = name.substr(prefix.size(), dot - prefix.size());
+      if (!index.empty() && index.size() < 7 &&
+          index.find_first_not_of("0123456789") == std::string::npos)
+        layers = std::max<int64_t>(layers, std::stoll(index) + 1);
+    }
+  }
+  auto expect = [&](const char* key, int64_t value, const std::string& tensor, size_t dim) {
+    auto it = shapes.find(tensor);
+    EMBER_CHECK_KIND(Value, it != shapes.end(), "[BertModel] ", source, " has no ", tensor,
+                     "; it does not hold BertModel weights");
+    EMBER_CHECK_KIND(Value, it->second.size() > dim && it->second[dim] == value, "[BertModel] \"",
+                     key, "\" is ", value, " in config.json, but ", source, " has ", tensor,
+                     " of shape ", shape_str(it->second),
+                     "; the config and the weights are of different models");
+  };
+  expect("vocab_size", vocab_size, "embeddings.word_embeddings.weight", 0);
+  expect("hidden_size", hidden_size, "embeddings.word_embeddings.weight", 1);
+  expect("max_position_embeddings", max_position_embeddings,
+         "embeddings.position_embeddings.weight", 0);
+  expect("type_vocab_size", type_vocab_size, "embeddings.token_type_embeddings.weight", 0);
+  EMBER_CHECK_KIND(Value, layers == num_hidden_layers, "[BertModel] \"num_hidden_layers\" is ",
+                   num_hidden_layers, " in config.json, but ", source, " has weights of ", layers,
+                   " layers; the config and the weights are of different models");
+  expect("intermediate_size", intermediate_size, "encoder.layer.0.intermediate.dense.weight", 0);
 }
 
 BertEmbeddingsImpl::BertEmbeddingsImpl(const BertConfig& c)
@@ -78,7 +126,7 @@ Tensor BertEmbeddingsImpl::forward(const Tensor& ids, const Tensor& token_types)
 BertSelfAttentionImpl::BertSelfAttentionImpl(const BertConfig& c)
     : Module("BertSelfAttention"),
       heads(c.num_attention_heads),
-      head_size(c.hidden_size / c.num_attention_heads),
+      head_size(c.num_attention_heads > 0 ? c.hidden_size / c.num_attention_heads : 0),
       dropout_p(c.attention_probs_dropout_prob),
       query(c.hidden_size, c.hidden_size),
       key(c.hidden_size, c.hidden_size),

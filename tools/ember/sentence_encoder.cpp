@@ -32,6 +32,43 @@ nlohmann::json read_json(const fs::path& path) {
   }
 }
 
+// The pooling of a sentence-transformers 1_Pooling/config.json: exactly one mode set, over the
+// transformer's width.
+std::string read_pooling(const fs::path& path, int64_t hidden_size) {
+  const nlohmann::json p = read_json(path);
+  const std::pair<const char*, const char*> modes[] = {
+      {"pooling_mode_cls_token", "cls"},
+      {"pooling_mode_max_tokens", "max"},
+      {"pooling_mode_mean_sqrt_len_tokens", "mean_sqrt_len"},
+      {"pooling_mode_mean_tokens", "mean"}};
+  std::vector<std::string> set;
+  std::string pooling;
+  for (const auto& [key, name] : modes) {
+    if (!p.contains(key) || p[key].is_null()) continue;
+    EMBER_CHECK_KIND(Value, p[key].is_boolean(), "[embed] ", path.string(), ": \"", key,
+                     "\" must be true or false, not ", p[key].dump());
+    if (p[key].get<bool>()) {
+      set.push_back(key);
+      pooling = name;
+    }
+  }
+  for (const char* unsupported : {"pooling_mode_weightedmean_tokens", "pooling_mode_lasttoken"})
+    EMBER_CHECK_KIND(Value, !p.value(unsupported, false), "[embed] ", path.string(), ": \"",
+                     unsupported, "\" is not supported (cls, max, mean and mean_sqrt_len are)");
+  EMBER_CHECK_KIND(Value, set.size() == 1, "[embed] ", path.string(), " sets ", set.size(),
+                   " pooling modes; ember pools with exactly one of pooling_mode_cls_token, "
+                   "pooling_mode_max_tokens, pooling_mode_mean_tokens and "
+                   "pooling_mode_mean_sqrt_len_tokens");
+  if (p.contains("word_embedding_dimension") && !p["word_embedding_dimension"].is_null()) {
+    const auto& dim = p["word_embedding_dimension"];
+    EMBER_CHECK_KIND(Value, dim.is_number_integer() && dim.get<int64_t>() == hidden_size,
+                     "[embed] ", path.string(), ": \"word_embedding_dimension\" is ", dim.dump(),
+                     ", but the transformer's hidden_size is ", hidden_size,
+                     "; the pooling belongs to another model");
+  }
+  return pooling;
+}
+
 }  // namespace
 
 SentenceEncoder SentenceEncoder::load(const std::string& dir_name, Device device) {
@@ -52,32 +89,38 @@ SentenceEncoder SentenceEncoder::load(const std::string& dir_name, Device device
   for (const char* file : {"config.json", "tokenizer.json", "model.safetensors"})
     EMBER_CHECK_KIND(IO, fs::exists(transformer / file), "[embed] ", (transformer / file).string(),
                      " is missing (ember reads config.json, tokenizer.json and model.safetensors)");
-  nn::BertConfig config = nn::BertConfig::from_json(read_text(transformer / "config.json"));
+  const fs::path config_path = transformer / "config.json",
+                 weights_path = transformer / "model.safetensors",
+                 tokenizer_path = transformer / "tokenizer.json";
+  nn::BertConfig config = nn::BertConfig::from_json(read_text(config_path), config_path.string());
+  // The weights file's shapes bound every size the config claims before a model is built.
+  io::SafetensorsFile weights = io::load_safetensors(weights_path.string());
+  config.check_weights(weights.tensors, weights_path.string());
+  data::WordPieceTokenizer tokenizer = data::WordPieceTokenizer::from_file(tokenizer_path.string());
+  EMBER_CHECK_KIND(Value, tokenizer.max_id() < config.vocab_size, "[embed] ",
+                   tokenizer_path.string(), " has token ids up to ", tokenizer.max_id(),
+                   ", but the model's vocabulary (vocab_size in ", config_path.string(), ") has ",
+                   config.vocab_size, "; the tokenizer is of another model");
   nn::BertModel model(config);
-  io::SafetensorsFile weights = io::load_safetensors((transformer / "model.safetensors").string());
   model->load_hf_state_dict(weights.tensors);
   model->eval();
   model->to(device);
-  SentenceEncoder enc(
-      data::WordPieceTokenizer::from_file((transformer / "tokenizer.json").string()), model,
-      device);
+  SentenceEncoder enc(std::move(tokenizer), model, device);
   enc.normalize = normalize;
-  if (!pooling_config.empty()) {
-    const nlohmann::json p = read_json(pooling_config);
-    if (p.value("pooling_mode_cls_token", false)) enc.pooling = "cls";
-    if (p.value("pooling_mode_max_tokens", false)) enc.pooling = "max";
-    if (p.value("pooling_mode_mean_sqrt_len_tokens", false)) enc.pooling = "mean_sqrt_len";
-    if (p.value("pooling_mode_mean_tokens", false)) enc.pooling = "mean";
-  }
+  if (!pooling_config.empty()) enc.pooling = read_pooling(pooling_config, config.hidden_size);
   enc.max_seq_length = config.max_position_embeddings;
   if (enc.tokenizer.truncation_max_length > 0)
     enc.max_seq_length = std::min(enc.max_seq_length, enc.tokenizer.truncation_max_length);
   for (const fs::path& st :
        {transformer / "sentence_bert_config.json", dir / "sentence_bert_config.json"}) {
     if (!fs::exists(st)) continue;
-    const auto& len = read_json(st).value("max_seq_length", nlohmann::json());
-    if (len.is_number_integer())
-      enc.max_seq_length = std::min(config.max_position_embeddings, len.get<int64_t>());
+    const nlohmann::json s = read_json(st);
+    if (!s.contains("max_seq_length") || s["max_seq_length"].is_null()) break;
+    const auto& len = s["max_seq_length"];
+    EMBER_CHECK_KIND(Value, len.is_number_integer() && len.get<int64_t>() > 0, "[embed] ",
+                     st.string(), ": \"max_seq_length\" must be a positive whole number, not ",
+                     len.dump());
+    enc.max_seq_length = std::min(config.max_position_embeddings, len.get<int64_t>());
     break;
   }
   return enc;

@@ -5,6 +5,7 @@
 // [CLS] ... [SEP] with truncation -- giving the ids the `tokenizers` package gives.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <unordered_map>
@@ -48,6 +49,12 @@ class WordPieceTokenizer {
 
   int64_t token_to_id(const std::string& token) const;  // throws for an unknown token
   int64_t vocab_size() const { return static_cast<int64_t>(vocab_.size()); }
+  // The largest id a token (or pad_id) has: a model's embedding table must be larger.
+  int64_t max_id() const {
+    int64_t m = pad_id;
+    for (const auto& [token, id] : vocab_) m = std::max(m, id);
+    return m;
+  }
   // tokenizer.json's truncation.max_length (0 when it sets none).
   int64_t truncation_max_length = 0;
   int64_t pad_id = 0;

@@ -31,9 +31,18 @@ struct BertConfig {
   int64_t pad_token_id = 0;
   bool add_pooling_layer = true;
 
-  // The fields of a config.json's text (missing ones keep their defaults); throws on JSON that
-  // does not parse, a model_type other than bert, or position_embedding_type other than absolute.
-  static BertConfig from_json(const std::string& json_text);
+  // The fields of a config.json's text (missing ones keep their defaults); throws, naming
+  // `source` and the key, on JSON that does not parse, a model_type other than bert,
+  // position_embedding_type other than absolute, a field of the wrong type, a size out of range
+  // (zero heads, a fractional hidden_size, hidden_size not a multiple of the heads) or an
+  // unknown hidden_act.
+  static BertConfig from_json(const std::string& json_text,
+                              const std::string& source = "config.json");
+
+  // Checks the sizes against the weights of a BertModel checkpoint (names with or without the
+  // "bert." prefix) before a model is built, so that a config claiming 100000 layers or a huge
+  // vocabulary is an error naming the key, not gigabytes of randomly initialised weights.
+  void check_weights(const StateDict& weights, const std::string& source) const;
 };
 
 // word + position + token-type embeddings, then LayerNorm and dropout.
