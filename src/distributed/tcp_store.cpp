@@ -1,6 +1,9 @@
 // distributed/tcp_store.cpp: the TCP rendezvous store. The master runs a server thread (poll over
 // its clients; GET and WAIT answered once their keys exist); every rank talks to it through one
 // client connection. A request is a command byte and length-prefixed strings; so is a reply.
+// A connection opens with a handshake (HELLO and the protocol's name, both ways), so that a rank
+// pointed at a port where another program listens fails at once instead of waiting out the
+// timeout, and the server drops a client that speaks anything else.
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netdb.h>
@@ -14,6 +17,8 @@
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <set>
+#include <stdexcept>
 #include <thread>
 
 #include "distributed/store.h"
@@ -25,7 +30,13 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using Parts = std::vector<std::string>;
 
-enum Command : uint8_t { kSet = 1, kGet = 2, kAdd = 3, kCheck = 4, kWait = 5 };
+enum Command : uint8_t { kSet = 1, kGet = 2, kAdd = 3, kCheck = 4, kWait = 5, kHello = 6 };
+
+constexpr const char* kProtocol = "ember-tcp-store-1";
+// How long a connected peer has to answer the handshake.
+constexpr std::chrono::seconds kHandshakeTimeout{15};
+// A message claiming more parts or bytes than this is not from an ember rank.
+constexpr uint32_t kMaxParts = 1u << 16, kMaxPartBytes = 1u << 30;
 
 std::string seconds(std::chrono::milliseconds ms) {
   return ember::detail::str_cat(static_cast<double>(ms.count()) / 1000.0, " s");
@@ -50,15 +61,18 @@ std::string encode(uint8_t command, const Parts& parts) {
   return out;
 }
 
-// Parses one message from the front of buf; false when it is not complete yet.
+// Parses one message from the front of buf; false when it is not complete yet. Throws
+// std::length_error for counts no ember message has.
 bool decode(std::string& buf, uint8_t& command, Parts& parts) {
   if (buf.size() < 5) return false;
   size_t pos = 5;
   uint32_t n = read_u32(buf.data() + 1);
+  if (n > kMaxParts) throw std::length_error("too many parts");
   Parts out;
   for (uint32_t i = 0; i < n; ++i) {
     if (buf.size() < pos + 4) return false;
     uint32_t len = read_u32(buf.data() + pos);
+    if (len > kMaxPartBytes) throw std::length_error("a part too large");
     pos += 4;
     if (buf.size() < pos + len) return false;
     out.emplace_back(buf.data() + pos, len);
@@ -152,37 +166,48 @@ class StoreServer {
     return true;
   }
 
-  // Answers a request now, or parks it (GET, WAIT) until its keys exist.
-  void handle(int fd, uint8_t command, Parts parts) {
+  // Answers a request now, or parks it (GET, WAIT) until its keys exist. False for a message no
+  // ember rank sends (the client is then dropped).
+  bool handle(int fd, uint8_t command, Parts parts) {
     switch (command) {
       case kSet:
-        if (parts.size() == 2) data_[parts[0]] = parts[1];
+        if (parts.size() != 2) return false;
+        data_[parts[0]] = parts[1];
         send_all(fd, encode(kSet, {"ok"}));
         wake_pending();
-        return;
+        return true;
       case kAdd: {
+        if (parts.size() != 2 || parts[1].size() != 8) return false;
         int64_t v = 0;
         if (auto it = data_.find(parts.at(0)); it != data_.end()) v = bytes_int64(it->second);
         v += bytes_int64(parts.at(1));
         data_[parts[0]] = int64_bytes(v);
         send_all(fd, encode(kAdd, {int64_bytes(v)}));
         wake_pending();
-        return;
+        return true;
       }
       case kCheck:
         send_all(fd, encode(kCheck, {has_all(parts) ? "1" : "0"}));
-        return;
+        return true;
       case kGet:
       case kWait:
+        if (command == kGet && parts.size() != 1) return false;
         if (has_all(parts)) {
           reply_ready(fd, command, parts);
         } else {
           pending_.push_back({fd, command, std::move(parts)});
         }
-        return;
+        return true;
       default:
-        return;
+        return false;
     }
+  }
+  // The first message of a client must be the handshake; true once it was answered.
+  bool greet(int fd, uint8_t command, const Parts& parts) {
+    if (command != kHello || parts.size() != 1 || parts[0] != kProtocol) return false;
+    send_all(fd, encode(kHello, {kProtocol}));
+    greeted_.insert(fd);
+    return true;
   }
   void reply_ready(int fd, uint8_t command, const Parts& keys) {
     if (command == kGet) {
@@ -204,6 +229,7 @@ class StoreServer {
   void drop(int fd) {
     ::close(fd);
     clients_.erase(fd);
+    greeted_.erase(fd);
     std::erase_if(pending_, [fd](const Pending& p) { return p.fd == fd; });
   }
 
@@ -237,8 +263,15 @@ class StoreServer {
         buf.append(chunk, static_cast<size_t>(n));
         uint8_t command = 0;
         Parts parts;
-        while (clients_.count(fd) && decode(clients_[fd], command, parts))
-          handle(fd, command, std::move(parts));
+        try {
+          while (decode(buf, command, parts)) {
+            const bool ok = greeted_.count(fd) ? handle(fd, command, std::move(parts))
+                                               : greet(fd, command, parts);
+            if (!ok) throw std::length_error("not an ember store message");
+          }
+        } catch (const std::length_error&) {
+          drop(fd);  // a foreign or broken client: nothing it sent is answered
+        }
       }
     }
   }
@@ -246,6 +279,7 @@ class StoreServer {
   int listen_fd_ = -1;
   int wake_[2] = {-1, -1};
   std::map<int, std::string> clients_;  // fd -> bytes received, not yet parsed
+  std::set<int> greeted_;               // clients past the handshake
   std::map<std::string, std::string> data_;
   std::vector<Pending> pending_;
   std::thread thread_;
@@ -317,6 +351,7 @@ class TcpStore final : public Store {
           if (::connect(fd, ai->ai_addr, ai->ai_addrlen) == 0) {
             int one = 1;
             ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+            handshake(fd);  // throws (and closes fd) when the peer is not ember's store
             fd_ = fd;
             break;
           }
@@ -333,6 +368,42 @@ class TcpStore final : public Store {
         "[init_process_group] could not reach the rendezvous store at ", host_, ":", port_,
         " within ", seconds(timeout()), " (", last_error,
         "); is rank 0 running, and do all ranks have the same MASTER_ADDR and MASTER_PORT?"));
+  }
+
+  // Sends HELLO and checks, byte by byte as they come, that the reply is ember's: a foreign
+  // server's first wrong byte, its closing the connection or its silence for kHandshakeTimeout
+  // is an error at once, naming what answered.
+  void handshake(int fd) {
+    const std::string expected = encode(kHello, {kProtocol});
+    auto fail = [&](const std::string& why) {
+      ::close(fd);
+      throw DistributedError(ember::detail::str_cat(
+          "[init_process_group] the program listening at ", host_, ":", port_,
+          " is not ember's rendezvous store (", why,
+          "); MASTER_PORT must be the port rank 0 listens on -- another program uses this one, "
+          "pick a free port"));
+    };
+    if (!send_all(fd, expected)) fail("it closed the connection");
+    const auto deadline = Clock::now() + kHandshakeTimeout;
+    std::string got;
+    while (got.size() < expected.size()) {
+      auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now());
+      if (left.count() <= 0)
+        fail(ember::detail::str_cat("it did not answer the handshake within ",
+                                    seconds(kHandshakeTimeout)));
+      pollfd p{fd, POLLIN, 0};
+      const int rc = ::poll(&p, 1, static_cast<int>(left.count()));
+      if (rc <= 0) continue;
+      char chunk[256];
+      const ssize_t n = ::recv(fd, chunk, std::min(sizeof chunk, expected.size() - got.size()), 0);
+      if (n <= 0) fail("it closed the connection without answering the handshake");
+      got.append(chunk, static_cast<size_t>(n));
+      if (expected.compare(0, got.size(), got) != 0) {
+        std::string shown;
+        for (char c : got.substr(0, 16)) shown += (c >= 32 && c < 127) ? c : '.';
+        fail("it answered \"" + shown + "\"");
+      }
+    }
   }
 
   // Sends one request and reads its reply by the deadline. On a timeout or a lost server the
