@@ -8,10 +8,10 @@
 # ember/ember.h and the programs (tools, examples, tests, benchmarks) sit above every layer.
 set(EMBER_LAYERS base kernels core backend_cpu backend_cuda autograd ops distributed nn data_io)
 
-# Errors, dtypes and scalars.
+# Errors, dtypes and scalars; the fault-injection test hook.
 set(EMBER_LAYER_base_DIRS src/base)
 set(EMBER_LAYER_base_HEADERS ember/error.h ember/dtype.h ember/dtypes.def ember/half.h
-    ember/scalar.h)
+    ember/scalar.h ember/fault_point.h)
 set(EMBER_LAYER_base_USES)
 
 # Kernel-common code, header-only and usable on host and device: the element-wise op tables and

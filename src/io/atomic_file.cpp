@@ -1,12 +1,16 @@
 // io/atomic_file.cpp: writing a file so that readers see either the old or the complete new one.
 #include <fcntl.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <string>
+#include <system_error>
 
 #include "ember/error.h"
+#include "ember/fault_point.h"
 #include "ember/io/atomic_file.h"
 
 namespace ember::io {
@@ -15,9 +19,31 @@ namespace {
 [[noreturn]] void fail(const std::string& what, const std::string& path) {
   EMBER_THROW(IO, "[write] ", what, " '", path, "': ", std::strerror(errno));
 }
+// True when text is a process id of no running process (of this machine).
+bool is_dead_pid(const std::string& text) {
+  if (text.empty() || text.size() > 9 || text.find_first_not_of("0123456789") != std::string::npos)
+    return false;
+  const auto pid = static_cast<pid_t>(std::stol(text));
+  return pid > 0 && ::kill(pid, 0) != 0 && errno == ESRCH;
+}
+
 }  // namespace
 
+void remove_stale_temporaries(const std::string& path) {
+  namespace fs = std::filesystem;
+  const fs::path target(path);
+  const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
+  const std::string prefix = target.filename().string() + ".tmp.";
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.rfind(prefix, 0) == 0 && is_dead_pid(name.substr(prefix.size())))
+      fs::remove(it->path(), ec);  // best effort: a file another cleaner took is fine
+  }
+}
+
 void write_file_atomic(const std::string& path, const std::string& bytes) {
+  remove_stale_temporaries(path);
   std::string tmp = path + ".tmp." + std::to_string(::getpid());
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) fail("cannot create", tmp);
@@ -38,6 +64,7 @@ void write_file_atomic(const std::string& path, const std::string& bytes) {
     ::unlink(tmp.c_str());
     fail("cannot flush", tmp);
   }
+  fault_point("atomic-write-before-rename");
   if (::rename(tmp.c_str(), path.c_str()) != 0) {
     int saved = errno;
     ::unlink(tmp.c_str());

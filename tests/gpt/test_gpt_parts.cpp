@@ -35,16 +35,17 @@ TEST(GptData, UnknownCharacterIsAClearError) {
 }
 
 TEST(GptData, SplitIsNinetyTenAndRefusesShortText) {
-  std::vector<int64_t> tokens(100);
+  Tokens tokens(100);
   TextSplits s = split_text(tokens, 5);
-  EXPECT_EQ(s.train.size(), 90u);
-  EXPECT_EQ(s.val.size(), 10u);
+  EXPECT_EQ(s.train().size(), 90u);
+  EXPECT_EQ(s.val().size(), 10u);
+  EXPECT_EQ(s.val().data(), s.train().data() + 90);  // one buffer, not two copies
   EXPECT_THROW(split_text(tokens, 10), Error);  // the 10 validation tokens hold no window of 10
 }
 
 TEST(GptData, BatchesAreShiftedWindowsAndResumeFromTheirPosition) {
-  std::vector<int64_t> tokens(50);
-  for (int64_t i = 0; i < 50; ++i) tokens[static_cast<size_t>(i)] = i;
+  Tokens tokens(50);
+  for (size_t i = 0; i < 50; ++i) tokens[i] = static_cast<uint8_t>(i);
   BatchSampler a(tokens, 3, 4, 11);
   Tensor x, y, x2, y2;
   a.next(x, y);

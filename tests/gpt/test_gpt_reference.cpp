@@ -36,10 +36,10 @@ TEST(GptReference, FirstStepsGiveTheReferenceLosses) {
                    .dropout = f.number("dropout")};
   Gpt model(config);
   nn::StateDict weights;
-  std::vector<int64_t> tokens;
+  Tokens tokens;
   for (auto& [name, t] : f.file.tensors) {
     if (name == "tokens")
-      tokens = t.to_vector<int64_t>();
+      for (int64_t id : t.to_vector<int64_t>()) tokens.push_back(static_cast<uint8_t>(id));
     else
       weights.emplace_back(name.substr(6), t);  // "model." dropped
   }
@@ -49,7 +49,7 @@ TEST(GptReference, FirstStepsGiveTheReferenceLosses) {
   const double lr = f.number("lr");
   const int64_t iters = f.integer("iters"), batch = f.integer("batch_size");
   auto opt = make_gpt_optimizer(*model, lr, f.number("weight_decay"), {0.9, 0.99});
-  BatchSampler sampler(splits.train, batch, config.block_size,
+  BatchSampler sampler(splits.train(), batch, config.block_size,
                        stream_seed(static_cast<uint64_t>(f.integer("seed")), kTrainStream));
   std::istringstream expected(f.file.metadata.at("losses"));
   for (int64_t it = 0; it < iters; ++it) {
@@ -61,7 +61,7 @@ TEST(GptReference, FirstStepsGiveTheReferenceLosses) {
     EXPECT_NEAR(got, want, 1e-4) << "step " << it;
   }
   const double val = gpt_estimate_loss(
-      *model, splits.val, batch, 2,
+      *model, splits.val(), batch, 2,
       stream_seed(static_cast<uint64_t>(f.integer("seed")), kEvalValStream), Device(kCPU));
   EXPECT_NEAR(val, f.number("val_loss"), 1e-4);
 }

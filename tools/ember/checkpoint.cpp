@@ -1,6 +1,14 @@
 // tools/ember/checkpoint.cpp: saving and restoring training state.
 #include "checkpoint.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <system_error>
+
 namespace ember::cli {
 
 namespace {
@@ -52,8 +60,33 @@ void save_checkpoint(const std::string& path, const nn::Module& model, const opt
   io::save_safetensors(path, tensors, meta);
 }
 
+void prepare_out_dir(const std::string& out) {
+  std::error_code ec;
+  std::filesystem::create_directories(out, ec);
+  EMBER_CHECK_KIND(IO, !ec, "--out '", out, "' cannot be created: ", ec.message(),
+                   "; give a directory you can write to");
+  const std::string probe = out + "/.ember-write-check." + std::to_string(::getpid());
+  const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  EMBER_CHECK_KIND(IO, fd >= 0, "--out '", out, "' is not writable: ", std::strerror(errno),
+                   "; give a directory you can write to");
+  ::close(fd);
+  ::unlink(probe.c_str());
+}
+
 CheckpointInfo read_checkpoint_info(const std::string& path) {
-  return info_of(io::load_safetensors(path).metadata, path);
+  io::SafetensorsFile file = io::load_safetensors(path);
+  CheckpointInfo info = info_of(file.metadata, path);
+  for (const auto& [name, t] : file.tensors) info.shapes[name] = t.sizes();
+  return info;
+}
+
+void check_resume_flag(const CheckpointInfo& info, const std::string& path, const std::string& key,
+                       const std::string& flag, const std::string& value) {
+  auto it = info.extra.find(key);
+  if (it == info.extra.end() || it->second == value) return;
+  EMBER_THROW(Value, "--resume: the run in '", path, "' was trained with ", flag, " ", it->second,
+              ", not ", value, "; resuming continues that run exactly, so pass ", flag, " ",
+              it->second, " (or give another --out to start a new run)");
 }
 
 CheckpointInfo load_checkpoint(const std::string& path, nn::Module& model, optim::Optimizer* opt,

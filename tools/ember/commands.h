@@ -30,8 +30,9 @@ struct TrainOptions {
   std::string out = "ember-run";
   bool resume = false;
   int workers = 2;
-  std::string amp = "none";  // none | bf16 (autocast in bfloat16) | fp16 (float16 + GradScaler)
-  int nproc_per_node = 0;    // > 0: train data-parallel on that many processes of this machine
+  std::string amp = "none";    // none | bf16 (autocast in bfloat16) | fp16 (float16 + GradScaler)
+  int nproc_per_node = 0;      // > 0: train data-parallel on that many processes of this machine
+  bool oversubscribe = false;  // allow more than 4 processes per core (launcher.h)
   GptTrainOptions gpt;
 };
 

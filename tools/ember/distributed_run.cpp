@@ -59,9 +59,10 @@ std::vector<double> sum_over_ranks(const std::vector<double>& values, const Rank
   return t.to_vector<double>();
 }
 
-int relaunch_as_job(int argc, char** argv, int nproc_per_node) {
+int relaunch_as_job(int argc, char** argv, int nproc_per_node, bool oversubscribe) {
   LaunchOptions launch;
   launch.nproc_per_node = nproc_per_node;
+  launch.oversubscribe = oversubscribe;
   launch.master_port = 0;  // a free port of this machine
   launch.command.push_back("/proc/self/exe");
   for (int i = 1; i < argc; ++i) {

@@ -33,6 +33,6 @@ std::vector<double> sum_over_ranks(const std::vector<double>& values, const Rank
 // --nproc-per-node N outside a launched job: runs this same command line as N processes of a job
 // on this machine (through `ember run`'s launcher, on a free loopback port), without the option.
 // Returns the launcher's exit status.
-int relaunch_as_job(int argc, char** argv, int nproc_per_node);
+int relaunch_as_job(int argc, char** argv, int nproc_per_node, bool oversubscribe);
 
 }  // namespace ember::cli

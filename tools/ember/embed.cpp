@@ -5,6 +5,7 @@
 
 #include "commands.h"
 #include "ember/ember.h"
+#include "output.h"
 #include "sentence_encoder.h"
 
 namespace ember::cli {
@@ -23,6 +24,7 @@ int run_embed(const EmbedOptions& o) {
       for (size_t j = 0; j < n; ++j) std::printf(j ? " %.4f" : "%.4f", v[i * n + j]);
       std::printf("\n");
     }
+    flush_stdout_checked();
     return 0;
   }
   const auto v = e.contiguous().to_vector<float>();
@@ -30,6 +32,7 @@ int run_embed(const EmbedOptions& o) {
   for (size_t i = 0; i < o.texts.size(); ++i) {
     for (size_t j = 0; j < dim; ++j) std::printf(j ? " %.8g" : "%.8g", v[i * dim + j]);
     std::printf("\n");
+    flush_stdout_checked();  // stop at the first failed row, not after computing them all
   }
   return 0;
 }

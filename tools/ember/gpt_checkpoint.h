@@ -4,6 +4,7 @@
 // `ember generate` rebuilds the model and decodes its tokens from the checkpoint alone.
 #pragma once
 
+#include <map>
 #include <string>
 
 #include "ember/io/safetensors.h"
@@ -18,7 +19,13 @@ struct GptSpec {
 };
 
 io::Metadata gpt_metadata(const GptSpec& spec);
-// Throws a clear error naming path when an entry is missing or malformed.
+// Throws a clear error naming path when an entry is missing, malformed or out of range.
 GptSpec gpt_spec_of(const io::Metadata& metadata, const std::string& path);
+
+// Checks the sizes of spec against the checkpoint's tensor shapes ("model.wte.weight", ...)
+// before a model is built: metadata claiming 100000 layers is an error, not gigabytes of
+// randomly initialised weights.
+void check_gpt_weights(const GptSpec& spec, const std::map<std::string, Shape>& shapes,
+                       const std::string& path);
 
 }  // namespace ember::cli

@@ -1,10 +1,12 @@
 // tools/ember/gpt_options.cpp: the GPT's flags, with their defaults and ranges.
 #include "gpt_options.h"
 
+#include "cli_checks.h"
+
 namespace ember::cli {
 
 void add_gpt_train_options(CLI::App& t, GptTrainOptions& o) {
-  const auto positive = CLI::Range(int64_t{1}, int64_t{1} << 30);
+  const CLI::Validator positive = integer_in(1, int64_t{1} << 30);
   t.add_option("--layers", o.layers, "gpt: transformer blocks")
       ->check(positive)
       ->capture_default_str();
@@ -22,7 +24,7 @@ void add_gpt_train_options(CLI::App& t, GptTrainOptions& o) {
       ->check(positive)
       ->capture_default_str();
   t.add_option("--warmup-iters", o.warmup_iters, "gpt: steps of linear learning-rate warmup")
-      ->check(CLI::NonNegativeNumber)
+      ->check(integer_in(0, int64_t{1} << 30))
       ->capture_default_str();
   t.add_option("--lr-decay-iters", o.lr_decay_iters,
                "gpt: the step where the cosine decay reaches lr / 10 (default: --iters)")
@@ -31,10 +33,10 @@ void add_gpt_train_options(CLI::App& t, GptTrainOptions& o) {
       ->check(positive)
       ->capture_default_str();
   t.add_option("--dropout", o.dropout, "gpt: dropout probability")
-      ->check(CLI::Range(0.0, 0.99))
+      ->check(number_in(0.0, 0.99))
       ->capture_default_str();
   t.add_option("--weight-decay", o.weight_decay, "gpt: AdamW weight decay of the 2-D weights")
-      ->check(CLI::NonNegativeNumber)
+      ->check(non_negative_number())
       ->capture_default_str();
 }
 
@@ -43,15 +45,17 @@ void add_generate_options(CLI::App& g, GenerateOptions& o) {
       ->required();
   g.add_option("--prompt", o.prompt, "Text to continue (default: a newline)");
   g.add_option("--tokens", o.tokens, "Characters to generate")
-      ->check(CLI::Range(int64_t{0}, int64_t{1} << 30))
+      ->check(integer_in(0, int64_t{1} << 30))
       ->capture_default_str();
   g.add_option("--temperature", o.temperature, "Divides the logits; below 1 is more conservative")
-      ->check(CLI::PositiveNumber)
+      ->check(positive_number())
       ->capture_default_str();
   g.add_option("--top-k", o.top_k, "Sample among the k most likely characters (0: all)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(integer_in(0, int64_t{1} << 30))
       ->capture_default_str();
-  g.add_option("--seed", o.seed, "Random seed of the sampling")->capture_default_str();
+  g.add_option("--seed", o.seed, "Random seed of the sampling")
+      ->check(unsigned_integer())
+      ->capture_default_str();
   g.add_option("--device", o.device, "auto, cpu, cuda or cuda:N")->capture_default_str();
 }
 

@@ -33,8 +33,8 @@ double gpt_train_step(GptImpl& model, optim::Optimizer& opt, BatchSampler& sampl
   return total;
 }
 
-double gpt_estimate_loss(GptImpl& model, const std::vector<int64_t>& tokens, int64_t batch_size,
-                         int64_t eval_iters, uint64_t seed, Device device) {
+double gpt_estimate_loss(GptImpl& model, TokenSpan tokens, int64_t batch_size, int64_t eval_iters,
+                         uint64_t seed, Device device) {
   NoGradGuard no_grad;
   model.eval();
   BatchSampler sampler(tokens, batch_size, model.config.block_size, seed);

@@ -22,7 +22,7 @@ double gpt_train_step(GptImpl& model, optim::Optimizer& opt, BatchSampler& sampl
                       nn::parallel::DistributedDataParallelImpl* ddp = nullptr);
 
 // The mean loss of eval_iters batches drawn from seed, in evaluation mode without gradients.
-double gpt_estimate_loss(GptImpl& model, const std::vector<int64_t>& tokens, int64_t batch_size,
-                         int64_t eval_iters, uint64_t seed, Device device);
+double gpt_estimate_loss(GptImpl& model, TokenSpan tokens, int64_t batch_size, int64_t eval_iters,
+                         uint64_t seed, Device device);
 
 }  // namespace ember::cli

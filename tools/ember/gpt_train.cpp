@@ -3,6 +3,7 @@
 // the train and validation losses go to metrics.csv and curves.svg and the state to the
 // checkpoint, from which --resume continues. Data-parallel across the ranks of a launched job.
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -11,10 +12,12 @@
 #include "commands.h"
 #include "distributed_run.h"
 #include "ember/ember.h"
+#include "ember/fault_point.h"
 #include "gpt_checkpoint.h"
 #include "gpt_data.h"
 #include "gpt_report.h"
 #include "gpt_step.h"
+#include "output.h"
 #include "progress.h"
 
 namespace ember::cli {
@@ -47,16 +50,20 @@ int run_train_gpt(const TrainOptions& o) {
               "the ", job.world, " processes; make it a multiple of their number");
   const int64_t local_batch = batch / job.world;
   const std::string path = o.data.empty() ? kDefaultGptText : o.data;
-  const std::string text = read_text_file(path);
+  if (job.is_main()) prepare_out_dir(o.out);
   GptSpec spec{{.block_size = g.block_size,
                 .n_layer = g.layers,
                 .n_head = g.heads,
                 .n_embd = g.embd,
                 .dropout = g.dropout},
-               Vocabulary::of_text(text)};
+               {}};
+  TextSplits splits;
+  {
+    const TextFile file(path);  // mapped: only the one-byte tokens stay in memory
+    spec.vocab = Vocabulary::of_text(file.text());
+    splits = split_text(spec.vocab.encode_bytes(file.text(), "the text"), g.block_size);
+  }
   spec.config.vocab_size = spec.vocab.size();
-  const TextSplits splits = split_text(spec.vocab.encode(text, "the text"), g.block_size);
-  if (job.is_main()) std::filesystem::create_directories(o.out);
   const std::string ckpt = o.out + "/checkpoint.safetensors", csv = o.out + "/metrics.csv",
                     svg = o.out + "/curves.svg";
 
@@ -67,7 +74,11 @@ int run_train_gpt(const TrainOptions& o) {
     info = read_checkpoint_info(ckpt);
     EMBER_CHECK(info.model == "gpt", "[checkpoint] '", ckpt, "' holds a model of kind '",
                 info.model, "', not 'gpt'; use --model ", info.model, " or another --out");
+    check_resume_flag(info, ckpt, "seed", "--seed", std::to_string(o.seed));
+    check_resume_flag(info, ckpt, "train.batch_size", "--batch-size", std::to_string(batch));
+    check_resume_flag(info, ckpt, "train.grad_accum", "--grad-accum", std::to_string(g.grad_accum));
     const GptSpec saved = gpt_spec_of(info.extra, ckpt);
+    check_gpt_weights(saved, info.shapes, ckpt);
     EMBER_CHECK(saved.vocab.chars() == spec.vocab.chars() &&
                     saved.config.block_size == spec.config.block_size &&
                     saved.config.n_layer == spec.config.n_layer &&
@@ -103,23 +114,23 @@ int run_train_gpt(const TrainOptions& o) {
                                   : std::string())
               << ": " << params << " parameters, " << g.layers << " layers, " << g.heads
               << " heads, embedding " << g.embd << ", block " << g.block_size << ", vocabulary "
-              << spec.vocab.size() << ", " << splits.train.size() << " train and "
-              << splits.val.size() << " validation characters, batch " << batch << " x "
+              << spec.vocab.size() << ", " << splits.train().size() << " train and "
+              << splits.val().size() << " validation characters, batch " << batch << " x "
               << g.grad_accum << ", adamw lr " << o.lr << "\n";
 
   const double min_lr = o.lr / 10;
   const int64_t decay_iters = g.lr_decay_iters ? g.lr_decay_iters : g.iters;
   const int64_t tokens_per_step = batch * g.block_size * g.grad_accum;
-  BatchSampler sampler(splits.train, local_batch, g.block_size, stream_seed(o.seed, kTrainStream),
+  BatchSampler sampler(splits.train(), local_batch, g.block_size, stream_seed(o.seed, kTrainStream),
                        static_cast<uint64_t>(start * batch * g.grad_accum + job.rank * local_batch),
                        static_cast<uint64_t>((job.world - 1) * local_batch));
   // Rank 0 evaluates and writes; the others go on to the next step's all-reduce, which waits.
   auto evaluate_and_save = [&](int64_t done, double lr, double seconds) {
     if (!job.is_main()) return;
     GptEvalRow row{done,
-                   gpt_estimate_loss(*model, splits.train, batch, g.eval_iters,
+                   gpt_estimate_loss(*model, splits.train(), batch, g.eval_iters,
                                      stream_seed(o.seed, kEvalTrainStream), device),
-                   gpt_estimate_loss(*model, splits.val, batch, g.eval_iters,
+                   gpt_estimate_loss(*model, splits.val(), batch, g.eval_iters,
                                      stream_seed(o.seed, kEvalValStream), device),
                    lr,
                    seconds,
@@ -132,15 +143,20 @@ int run_train_gpt(const TrainOptions& o) {
     std::printf("iter %lld: train loss %.4f, val loss %.4f, lr %.3g, %.1f s, %.0f tokens/s\n",
                 static_cast<long long>(done), row.train_loss, row.val_loss, lr, seconds,
                 row.tokens_per_second);
-    std::fflush(stdout);
+    flush_stdout_checked();
     Generator& gen = default_generator(Device(kCPU));
     CheckpointInfo saved{"gpt",      "adamw",      static_cast<int>(done), o.seed,
-                         gen.seed(), gen.offset(), gpt_metadata(spec)};
-    save_checkpoint(ckpt, *model, opt.get(), saved);
+                         gen.seed(), gen.offset(), gpt_metadata(spec),     {}};
+    saved.extra["train.batch_size"] = std::to_string(batch);
+    saved.extra["train.grad_accum"] = std::to_string(g.grad_accum);
+    // The checkpoint is the commit point (see train.cpp): metrics first.
     write_gpt_metrics_csv(csv, rows);
     write_gpt_curves_svg(svg, rows);
+    fault_point("train-after-metrics");
+    save_checkpoint(ckpt, *model, opt.get(), saved);
   };
-  if (start == 0) evaluate_and_save(0, gpt_lr_at(0, o.lr, min_lr, g.warmup_iters, decay_iters), 0);
+  // A resumed run has its evaluation of iteration 0 already (even when it resumes from it).
+  if (!o.resume) evaluate_and_save(0, gpt_lr_at(0, o.lr, min_lr, g.warmup_iters, decay_iters), 0);
 
   while (start < g.iters) {
     const int64_t stop = std::min(g.iters, (start / g.eval_interval + 1) * g.eval_interval);
@@ -152,6 +168,11 @@ int run_train_gpt(const TrainOptions& o) {
       lr = gpt_lr_at(it, o.lr, min_lr, g.warmup_iters, decay_iters);
       const double step_loss =
           gpt_train_step(*model, *opt, sampler, g.grad_accum, g.grad_clip, lr, device, ddp.get());
+      EMBER_CHECK_KIND(Value, std::isfinite(step_loss), "[train] the training loss became ",
+                       step_loss, " at iteration ", it + 1,
+                       ": training diverged (try a smaller --lr than ", o.lr,
+                       "); nothing after iteration ", start, " was saved, and '", ckpt,
+                       "' holds iteration ", start, " (--resume continues from it)");
       progress.update(tokens_per_step, step_loss);
     }
     progress.finish();

@@ -24,6 +24,7 @@
 #include <stdexcept>
 #include <string>
 #include <system_error>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -35,6 +36,8 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 constexpr double kDefaultGraceSeconds = 5.0;
+// A hard cap, --oversubscribe or not: each rank is a whole process with its own memory.
+constexpr int kMaxRanksPerNode = 1024;
 constexpr size_t kMaxLine = size_t{1} << 20;    // a longer line without '\n' is cut here
 constexpr size_t kReadChunk = size_t{1} << 16;  // bytes per read()
 constexpr int kMaxDrainReads = 16;              // reads of an exited rank's pipe, at most
@@ -198,6 +201,17 @@ void validate(const LaunchOptions& o) {
         std::to_string(o.nnodes) + " (got " + std::to_string(o.node_rank) + ")");
   if (int64_t{o.nproc_per_node} * o.nnodes > INT_MAX)
     bad("--nproc-per-node times --nnodes is too large");
+  const int cores = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  if (o.nproc_per_node > kRanksPerCore * cores && !o.oversubscribe)
+    bad("--nproc-per-node " + std::to_string(o.nproc_per_node) +
+        " starts far more processes than " + "this machine's " + std::to_string(cores) +
+        " CPU cores can run (at most " + std::to_string(kRanksPerCore * cores) + ", " +
+        std::to_string(kRanksPerCore) +
+        " per core, without --oversubscribe); give a smaller count, or --oversubscribe if you "
+        "mean it");
+  if (o.nproc_per_node > kMaxRanksPerNode)
+    bad("--nproc-per-node " + std::to_string(o.nproc_per_node) + " is more than " +
+        std::to_string(kMaxRanksPerNode) + " processes on one node, even with --oversubscribe");
   if (o.master_port < 0 || o.master_port > 65535)
     bad("--master-port must be from 1 to 65535, or 0 for a free port (got " +
         std::to_string(o.master_port) + ")");

@@ -16,7 +16,12 @@ struct LaunchOptions {
   std::string master_addr = "127.0.0.1";
   int master_port = 29500;           // 0: a free port of this machine (single-node jobs)
   std::vector<std::string> command;  // PROGRAM ARGS..., run with execvp
+  // More than kRanksPerCore processes per CPU core of this machine is refused without it: a
+  // mistyped count would otherwise fork thousands of processes.
+  bool oversubscribe = false;
 };
+
+inline constexpr int kRanksPerCore = 4;
 
 // Starts options.nproc_per_node copies of options.command, each with
 //   MASTER_ADDR, MASTER_PORT, WORLD_SIZE = nproc_per_node * nnodes,

@@ -7,11 +7,13 @@
 #include <exception>
 #include <iostream>
 
+#include "cli_checks.h"
 #include "commands.h"
 #include "distributed_run.h"
 #include "ember/error.h"
 #include "gpt_options.h"
 #include "omp_policy.h"
+#include "output.h"
 
 int main(int argc, char** argv) {
   using namespace ember::cli;
@@ -31,17 +33,16 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   t->add_option("--device", train.device, "auto, cpu, cuda or cuda:N")->capture_default_str();
   t->add_option("--epochs", train.epochs, "Epochs to train")
-      ->check(CLI::Range(1, 100000))
+      ->check(integer_in(1, 100000))
       ->capture_default_str();
   t->add_option("--batch-size", train.batch_size, "Samples per batch (default 64; 12 for gpt)")
-      ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
-  t->add_option("--lr", train.lr, "Learning rate")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
+      ->check(integer_in(1, int64_t{1} << 20));
+  t->add_option("--lr", train.lr, "Learning rate")->check(positive_number())->capture_default_str();
   t->add_option("--optimizer", train.optimizer, "adam, adamw or sgd")
       ->check(CLI::IsMember({"adam", "adamw", "sgd"}))
       ->capture_default_str();
   t->add_option("--seed", train.seed, "Random seed (initialisation, shuffling, dropout)")
+      ->check(unsigned_integer())
       ->capture_default_str();
   t->add_option("--data", train.data,
                 "Directory with the IDX files (default: /usr/share/datasets/fashion-mnist); for "
@@ -56,13 +57,15 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"none", "bf16", "fp16"}))
       ->capture_default_str();
   t->add_option("--workers", train.workers, "Background threads preparing batches")
-      ->check(CLI::NonNegativeNumber)
+      ->check(integer_in(0, 256))
       ->capture_default_str();
 
   t->add_option("--nproc-per-node,--nproc_per_node", train.nproc_per_node,
                 "Train data-parallel on N processes of this machine (DistributedDataParallel; "
                 "--batch-size is split over them); `ember run` starts jobs across machines")
-      ->check(CLI::Range(1, 1024));
+      ->check(integer_in(1, 1024));
+  t->add_flag("--oversubscribe", train.oversubscribe,
+              "Allow --nproc-per-node above 4 processes per CPU core");
 
   add_gpt_train_options(*t, train.gpt);
 
@@ -84,7 +87,7 @@ int main(int argc, char** argv) {
   m->add_flag("--similarity", embed.similarity, "Print the cosine similarities of the texts");
   m->add_option("--device", embed.device, "auto, cpu, cuda or cuda:N")->capture_default_str();
   m->add_option("--batch-size", embed.batch_size, "Texts per forward pass")
-      ->check(CLI::Range(int64_t{1}, int64_t{1} << 20))
+      ->check(integer_in(1, int64_t{1} << 20))
       ->capture_default_str();
 
   GenerateOptions generate;
@@ -97,6 +100,8 @@ int main(int argc, char** argv) {
   r->add_option("--nproc-per-node,--nproc_per_node", launch.nproc_per_node,
                 "Processes on this node")
       ->capture_default_str();
+  r->add_flag("--oversubscribe", launch.oversubscribe,
+              "Allow --nproc-per-node above 4 processes per CPU core");
   r->add_option("--nnodes", launch.nnodes, "Nodes in the job")->capture_default_str();
   r->add_option("--node-rank,--node_rank", launch.node_rank, "This node's rank, 0 .. nnodes-1")
       ->capture_default_str();
@@ -123,16 +128,25 @@ int main(int argc, char** argv) {
     return 1;
   }
   try {
-    if (app.got_subcommand("info")) return run_info();
-    if (app.got_subcommand("eval")) return run_eval(eval);
-    if (app.got_subcommand("embed")) return run_embed(embed);
-    if (app.got_subcommand("generate")) return run_generate(generate);
-    if (app.got_subcommand("run")) return run_launcher(launch);
-    // --nproc-per-node outside a launched job: start the job, this command on every rank.
+    int status = 0;
     const char* world = std::getenv("WORLD_SIZE");
-    if (train.nproc_per_node > 0 && !(world && *world))
-      return relaunch_as_job(argc, argv, train.nproc_per_node);
-    return run_train(train);  // `ember` alone trains with the defaults
+    if (app.got_subcommand("info"))
+      status = run_info();
+    else if (app.got_subcommand("eval"))
+      status = run_eval(eval);
+    else if (app.got_subcommand("embed"))
+      status = run_embed(embed);
+    else if (app.got_subcommand("generate"))
+      status = run_generate(generate);
+    else if (app.got_subcommand("run"))
+      status = run_launcher(launch);
+    else if (train.nproc_per_node > 0 && !(world && *world))
+      // --nproc-per-node outside a launched job: start the job, this command on every rank.
+      status = relaunch_as_job(argc, argv, train.nproc_per_node, train.oversubscribe);
+    else
+      status = run_train(train);  // `ember` alone trains with the defaults
+    flush_stdout_checked();       // a result cut short by a full disk is a failure
+    return status;
   } catch (const ember::Error& err) {
     std::cerr << "ember: error: " << err.what() << "\n";
   } catch (const std::exception& err) {

@@ -3,6 +3,7 @@
 // across the processes of a launched job, rank 0 writing the files) and `ember eval` (test
 // accuracy and confusion matrix of a checkpoint).
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -14,7 +15,9 @@
 #include "distributed_run.h"
 #include "ember/data.h"
 #include "ember/ember.h"
+#include "ember/fault_point.h"
 #include "models.h"
+#include "output.h"
 #include "progress.h"
 #include "report.h"
 
@@ -96,6 +99,24 @@ TestResult evaluate(nn::Module& model, const std::shared_ptr<const data::Dataset
   return r;
 }
 
+// A diverged run stops with an error instead of reporting success and saving NaN weights; the
+// checkpoint of the last finished epoch stays as it was.
+void check_finite_loss(double loss, int epoch, int64_t batch, const TrainOptions& o,
+                       const std::string& ckpt) {
+  if (std::isfinite(loss)) return;
+  EMBER_THROW(Value, "[train] the training loss became ", loss, " at epoch ", epoch, ", batch ",
+              batch, ": training diverged (try a smaller --lr than ", o.lr,
+              "); nothing of this epoch was saved",
+              epoch > 1 ? ", and '" + ckpt + "' still holds epoch " + std::to_string(epoch - 1) +
+                              " (--resume continues from it)"
+                        : std::string());
+}
+
+// Flags that shape the run, kept in the checkpoint for --resume's checks.
+io::Metadata run_metadata(const TrainOptions& o) {
+  return {{"batch_size", std::to_string(o.batch_size)}};
+}
+
 std::string data_dir(const std::string& given) {
   return given.empty() ? data::kFashionMnistDir : given;
 }
@@ -117,7 +138,7 @@ int run_train(const TrainOptions& options) {
   std::string root = data_dir(o.data);
   auto train_set = std::make_shared<data::MNIST>(root, data::MNIST::Split::Train);
   auto test_set = std::make_shared<data::MNIST>(root, data::MNIST::Split::Test);
-  if (job.is_main()) std::filesystem::create_directories(o.out);
+  if (job.is_main()) prepare_out_dir(o.out);
   const std::string ckpt = o.out + "/checkpoint.safetensors", csv = o.out + "/metrics.csv",
                     svg = o.out + "/curves.svg";
 
@@ -136,10 +157,13 @@ int run_train(const TrainOptions& options) {
   if (o.resume) {
     EMBER_CHECK_KIND(IO, std::filesystem::exists(ckpt), "--resume: no checkpoint at '", ckpt,
                      "'; train without --resume first");
+    const CheckpointInfo saved = read_checkpoint_info(ckpt);
+    EMBER_CHECK(saved.model != o.model || saved.optimizer == o.optimizer, "--resume: the run in '",
+                ckpt, "' was trained with --optimizer ", saved.optimizer, ", not ", o.optimizer,
+                "; pass --optimizer ", saved.optimizer, " (or give another --out)");
+    check_resume_flag(saved, ckpt, "seed", "--seed", std::to_string(o.seed));
+    check_resume_flag(saved, ckpt, "batch_size", "--batch-size", std::to_string(o.batch_size));
     CheckpointInfo info = load_checkpoint(ckpt, *model, opt.get(), o.model, &scaler);
-    EMBER_CHECK(info.optimizer == o.optimizer,
-                "--resume: the checkpoint was trained with --optimizer ", info.optimizer, ", not ",
-                o.optimizer);
     default_generator(Device(kCPU)).manual_seed(info.generator_seed);
     default_generator(Device(kCPU)).set_offset(info.generator_offset);
     if (job.is_main()) rows = read_metrics_csv(csv);
@@ -194,6 +218,7 @@ int run_train(const TrainOptions& options) {
       scaler.step(*opt);
       scaler.update();
       double l = loss.item<double>();
+      check_finite_loss(l, epoch, samples / local_batch + 1, o, ckpt);
       int64_t n = batch.target.numel();
       loss_sum += l * static_cast<double>(n);
       samples += n;
@@ -214,12 +239,17 @@ int run_train(const TrainOptions& options) {
         "epoch %d: train loss %.4f, test loss %.4f, test accuracy %.2f%%, %.1f s, %.0f samples/s\n",
         epoch, row.train_loss, row.test_loss, 100 * row.test_accuracy, seconds,
         row.samples_per_second);
-    std::fflush(stdout);
-    Generator& gen = default_generator(Device(kCPU));
-    save_checkpoint(ckpt, *model, opt.get(),
-                    {o.model, o.optimizer, epoch, o.seed, gen.seed(), gen.offset(), {}}, &scaler);
+    flush_stdout_checked();
+    // The checkpoint is the commit point: the metrics go first, so a crash between the two leaves
+    // a row past the checkpoint, which --resume drops and writes again, never a row lost.
     write_metrics_csv(csv, rows);
     write_curves_svg(svg, rows);
+    fault_point("train-after-metrics");
+    Generator& gen = default_generator(Device(kCPU));
+    save_checkpoint(
+        ckpt, *model, opt.get(),
+        {o.model, o.optimizer, epoch, o.seed, gen.seed(), gen.offset(), run_metadata(o), {}},
+        &scaler);
   }
   leave_job(job);
   if (!job.is_main()) return 0;
@@ -231,6 +261,10 @@ int run_train(const TrainOptions& options) {
 int run_eval(const EvalOptions& o) {
   Device device = pick_device(o.device);
   CheckpointInfo info = read_checkpoint_info(o.checkpoint);
+  EMBER_CHECK(info.model != "gpt", "[eval] '", o.checkpoint,
+              "' is a GPT checkpoint; `ember eval` tests the Fashion-MNIST models. Sample from it "
+              "with `ember generate --checkpoint ",
+              o.checkpoint, "`");
   nn::Sequential model = make_model(info.model);
   model->to(device);
   load_checkpoint(o.checkpoint, *model, nullptr, info.model);
@@ -247,6 +281,7 @@ int run_eval(const EvalOptions& o) {
       std::printf("%6lld", static_cast<long long>(r.confusion[t * 10 + p]));
     std::printf("\n");
   }
+  flush_stdout_checked();
   return 0;
 }
 

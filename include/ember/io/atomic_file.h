@@ -6,7 +6,12 @@
 
 namespace ember::io {
 
-// Writes `bytes` to `path` atomically: a temporary file in the same directory, fsync, rename.
+// Writes `bytes` to `path` atomically: a temporary file in the same directory
+// (`path`.tmp.<pid>), fsync, rename. Temporaries of `path` that a killed writer left behind
+// are removed first (remove_stale_temporaries).
 void write_file_atomic(const std::string& path, const std::string& bytes);
+
+// Removes `path`.tmp.<pid> files whose process no longer runs on this machine.
+void remove_stale_temporaries(const std::string& path);
 
 }  // namespace ember::io
