@@ -16,6 +16,7 @@
 #include <cerrno>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <set>
 #include <stdexcept>
@@ -342,6 +343,9 @@ class TcpStore final : public Store {
       addrinfo* res = nullptr;
       std::string port = std::to_string(port_);
       int rc = ::getaddrinfo(host_.c_str(), port.c_str(), &hints, &res);
+      // Freed however the loop ends (the handshake throws out of it).
+      const std::unique_ptr<addrinfo, void (*)(addrinfo*)> owned(rc == 0 ? res : nullptr,
+                                                                 ::freeaddrinfo);
       if (rc != 0) {
         last_error = ::gai_strerror(rc);
       } else {
@@ -358,7 +362,6 @@ class TcpStore final : public Store {
           last_error = std::strerror(errno);
           ::close(fd);
         }
-        ::freeaddrinfo(res);
       }
       if (fd_ >= 0) return;
       if (Clock::now() >= deadline) break;

@@ -31,7 +31,10 @@ CheckpointInfo info_of(const io::Metadata& m, const std::string& path) {
   CheckpointInfo info;
   info.model = m.count("model") ? m.at("model") : "";
   info.optimizer = m.count("optimizer") ? m.at("optimizer") : "";
-  info.epoch = static_cast<int>(parse_u64(m, "epoch", path));
+  const uint64_t epoch = parse_u64(m, "epoch", path);
+  EMBER_CHECK_KIND(IO, epoch <= (uint64_t{1} << 30), "[checkpoint] '", path, "' has 'epoch' ",
+                   epoch, ", out of range; the file is damaged");
+  info.epoch = static_cast<int>(epoch);
   info.seed = parse_u64(m, "seed", path);
   info.generator_seed = parse_u64(m, "generator_seed", path);
   info.generator_offset = parse_u64(m, "generator_offset", path);
