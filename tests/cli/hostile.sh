@@ -204,7 +204,7 @@ kill "$foreign_pid" 2>/dev/null
   ! grep -q "^3," diverged/metrics.csv || fail "the diverged run's last good checkpoint and rows"
 
 # --- output to a full disk -------------------------------------------------------------------
-for command in "embed --model $ref/tiny_bert hello world" \
+for command in "info" "embed --model $ref/tiny_bert hello world" \
                "generate --checkpoint gpt/checkpoint.safetensors --tokens 1000000"; do
   # shellcheck disable=SC2086
   out=$(limited "$ember" $command 2>&1 >/dev/full)
