@@ -10,7 +10,8 @@ packages=(g++ cmake ninja-build ccache libgtest-dev libgmock-dev zlib1g-dev
           dataset-fashion-mnist
           fortunes python3 python3-venv)
 # libboost-context-dev: the fibers of the emulated CUDA device the tests run the CUDA kernels on.
-[ "${1:-}" = --tests ] && packages+=(python3-torch libboost-context-dev)
+# librsvg2-bin: rsvg-convert, which renders curves.svg in the CLI tests.
+[ "${1:-}" = --tests ] && packages+=(python3-torch libboost-context-dev librsvg2-bin)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -6,7 +6,7 @@
 # bad input.
 set -uo pipefail
 ember=$1 out=$2
-rm -rf "$out" "$out.straight"
+rm -rf "$out" "$out.straight" "$out.log-axis"
 mkdir -p "$(dirname "$out")"
 fail() { echo "FAIL: $*"; exit 1; }
 
@@ -21,6 +21,10 @@ for f in metrics.csv curves.svg checkpoint.safetensors; do [ -s "$out/$f" ] || f
 [ "$(wc -l < "$out/metrics.csv")" -eq 4 ] || fail "metrics.csv should have a header and rows 0, 3, 6"
 head -1 "$out/metrics.csv" | grep -q "^iter,train_loss,val_loss" || fail "metrics.csv header"
 grep -q "validation" "$out/curves.svg" || fail "curves.svg has no validation curve"
+python3 "$(dirname "$0")/check_curves.py" "$out/curves.svg" || fail "curves.svg"
+"$ember" train "${tiny[@]}" --iters 3 --loss-axis log --out "$out.log-axis" > "$out.log" 2>&1 ||
+  fail "--loss-axis log: $(cat "$out.log")"
+python3 "$(dirname "$0")/check_curves.py" "$out.log-axis/curves.svg" --log || fail "--loss-axis log"
 
 "$ember" train "${tiny[@]}" --iters 10 --resume --out "$out" > "$out.log" 2>&1 ||
   fail "resume: $(cat "$out.log")"
@@ -54,5 +58,5 @@ expect_error "'z' at position 1" generate --checkpoint "$ck" --prompt "az"
 expect_error "larger than the vocabulary" generate --checkpoint "$ck" --top-k 100
 expect_error "multiple of --heads" train --model gpt --data "$text" --heads 3 --embd 16 --out "$out.x"
 expect_error "model of kind 'gpt'" train --model mlp --resume --out "$out"
-rm -rf "$out" "$out.straight" "$out.x" "$out.txt" "$out.short" "$out.log"
+rm -rf "$out" "$out.straight" "$out.log-axis" "$out.x" "$out.txt" "$out.short" "$out.log"
 echo "ember gpt CLI: all checks passed"

@@ -37,6 +37,7 @@ cut_idx t10k-labels-idx1-ubyte 1000 8 1
 "$ember" train --epochs 1 --data "$subset" --out "$out" > "$out.log" 2>&1 || fail "train: $(cat "$out.log")"
 grep -q "epoch 1: train loss" "$out.log" || fail "no epoch summary line"
 for f in metrics.csv curves.svg checkpoint.safetensors; do [ -s "$out/$f" ] || fail "missing $f"; done
+python3 "$(dirname "$0")/check_curves.py" "$out/curves.svg" || fail "curves.svg"
 [ "$(wc -l < "$out/metrics.csv")" -eq 2 ] || fail "metrics.csv should have a header and one row"
 "$ember" train --epochs 2 --resume --data "$subset" --out "$out" > "$out.log" 2>&1 || fail "resume: $(cat "$out.log")"
 grep -q "resuming mlp after epoch 1" "$out.log" || fail "resume did not start from the checkpoint"

@@ -30,7 +30,8 @@ struct TrainOptions {
   std::string out = "ember-run";
   bool resume = false;
   int workers = 2;
-  std::string amp = "none";    // none | bf16 (autocast in bfloat16) | fp16 (float16 + GradScaler)
+  std::string amp = "none";  // none | bf16 (autocast in bfloat16) | fp16 (float16 + GradScaler)
+  std::string loss_axis = "auto";  // curves.svg's loss axis: auto | linear | log
   int nproc_per_node = 0;      // > 0: train data-parallel on that many processes of this machine
   bool oversubscribe = false;  // allow more than 4 processes per core (launcher.h)
   GptTrainOptions gpt;

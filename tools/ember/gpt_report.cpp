@@ -6,7 +6,7 @@
 #include <sstream>
 
 #include "ember/io/safetensors.h"
-#include "report.h"
+#include "svg_chart.h"
 
 namespace ember::cli {
 
@@ -40,7 +40,8 @@ std::vector<GptEvalRow> read_gpt_metrics_csv(const std::string& path) {
   return rows;
 }
 
-void write_gpt_curves_svg(const std::string& path, const std::vector<GptEvalRow>& rows) {
+void write_gpt_curves_svg(const std::string& path, const std::vector<GptEvalRow>& rows,
+                          const std::string& loss_axis) {
   if (rows.empty()) return;
   std::vector<double> iters, train, val, lr;
   for (const GptEvalRow& r : rows) {
@@ -50,10 +51,13 @@ void write_gpt_curves_svg(const std::string& path, const std::vector<GptEvalRow>
     lr.push_back(r.lr);
   }
   std::ostringstream svg;
-  svg << svg_begin(900, 360);
-  svg_chart(svg, 60, 40, 360, 270, "loss", "iter", iters,
-            {{"train", train, "#1f77b4"}, {"validation", val, "#ff7f0e"}});
-  svg_chart(svg, 510, 40, 360, 270, "learning rate", "iter", iters, {{"lr", lr, "#2ca02c"}});
+  const std::vector<ChartSeries> losses{{"train", train, "#1f77b4"},
+                                        {"validation", val, "#ff7f0e"}};
+  svg << svg_begin(920, 390);
+  svg_chart(svg, 70, 50, 360, 270, "loss", {"step", "loss", loss_axis_scale(loss_axis, losses)},
+            iters, losses);
+  svg_chart(svg, 540, 50, 360, 270, "learning rate", {"step", "learning rate"}, iters,
+            {{"lr", lr, "#2ca02c"}});
   svg << "</svg>\n";
   io::write_file_atomic(path, svg.str());
 }

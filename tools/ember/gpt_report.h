@@ -17,6 +17,8 @@ struct GptEvalRow {
 void write_gpt_metrics_csv(const std::string& path, const std::vector<GptEvalRow>& rows);
 // Rows of an earlier run (for --resume); empty when the file does not exist.
 std::vector<GptEvalRow> read_gpt_metrics_csv(const std::string& path);
-void write_gpt_curves_svg(const std::string& path, const std::vector<GptEvalRow>& rows);
+// loss_axis: auto, linear or log (the --loss-axis flag; svg_chart.h).
+void write_gpt_curves_svg(const std::string& path, const std::vector<GptEvalRow>& rows,
+                          const std::string& loss_axis = "auto");
 
 }  // namespace ember::cli

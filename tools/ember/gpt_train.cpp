@@ -151,7 +151,7 @@ int run_train_gpt(const TrainOptions& o) {
     saved.extra["train.grad_accum"] = std::to_string(g.grad_accum);
     // The checkpoint is the commit point (see train.cpp): metrics first.
     write_gpt_metrics_csv(csv, rows);
-    write_gpt_curves_svg(svg, rows);
+    write_gpt_curves_svg(svg, rows, o.loss_axis);
     fault_point("train-after-metrics");
     save_checkpoint(ckpt, *model, opt.get(), saved);
   };

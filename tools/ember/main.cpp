@@ -56,6 +56,11 @@ int main(int argc, char** argv) {
                 "with loss scaling)")
       ->check(CLI::IsMember({"none", "bf16", "fp16"}))
       ->capture_default_str();
+  t->add_option("--loss-axis", train.loss_axis,
+                "The loss axis of curves.svg: linear, log, or auto (log when the losses span more "
+                "than a factor of 20)")
+      ->check(CLI::IsMember({"auto", "linear", "log"}))
+      ->capture_default_str();
   t->add_option("--workers", train.workers, "Background threads preparing batches")
       ->check(integer_in(0, 256))
       ->capture_default_str();

@@ -243,7 +243,7 @@ int run_train(const TrainOptions& options) {
     // The checkpoint is the commit point: the metrics go first, so a crash between the two leaves
     // a row past the checkpoint, which --resume drops and writes again, never a row lost.
     write_metrics_csv(csv, rows);
-    write_curves_svg(svg, rows);
+    write_curves_svg(svg, rows, o.loss_axis);
     fault_point("train-after-metrics");
     Generator& gen = default_generator(Device(kCPU));
     save_checkpoint(
