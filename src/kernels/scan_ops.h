@@ -49,18 +49,23 @@ EMBER_HOST_DEVICE inline double scan_log_add_exp(double a, double b) {
   return m + log1p(exp(-fabs(a - b)));
 }
 
-// acc combined with the next element x (Sum, Prod, LogSumExp).
+// acc combined with the next element x (Sum, Prod, LogSumExp; Max and Min keep an index too and
+// are scanned by the backends' own loops). No default: a new ScanOp is a -Wswitch warning here.
 template <class A>
 EMBER_HOST_DEVICE inline A scan_combine(ScanOp op, A acc, A x) {
   switch (op) {
+    case ScanOp::Sum:
+      return scan_add(acc, x);
     case ScanOp::Prod:
       return scan_mul(acc, x);
     case ScanOp::LogSumExp:
       if constexpr (std::is_floating_point_v<A>) return scan_log_add_exp(acc, x);
       return acc;
-    default:
-      return scan_add(acc, x);
+    case ScanOp::Max:
+    case ScanOp::Min:
+      break;
   }
+  return acc;
 }
 
 template <class A>

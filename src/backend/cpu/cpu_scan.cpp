@@ -126,15 +126,20 @@ void CpuBackend::scan(ScanOp op, const View& dst, const View& indices, const Vie
     } else if constexpr (std::is_same_v<T, bool>) {
       EMBER_CHECK_KIND(DType, false, "[scan] internal: bool is summed and multiplied as int64");
     } else {
-      // The op as a template argument, so that each loop compiles to its own combine.
+      // The op as a template argument, so that each loop compiles to its own combine. No
+      // default: a new ScanOp is a -Wswitch warning here, not a silent cumsum.
       switch (op) {
+        case ScanOp::Sum:
+          return scan_typed<ScanOp::Sum, T>(y, x, outer, n, inner);
         case ScanOp::Prod:
           return scan_typed<ScanOp::Prod, T>(y, x, outer, n, inner);
         case ScanOp::LogSumExp:
           return scan_typed<ScanOp::LogSumExp, T>(y, x, outer, n, inner);
-        default:
-          return scan_typed<ScanOp::Sum, T>(y, x, outer, n, inner);
+        case ScanOp::Max:
+        case ScanOp::Min:
+          break;  // scan_best above
       }
+      EMBER_THROW(NotImplemented, "[scan] internal: no CPU loop for scan op ", static_cast<int>(op));
     }
   });
 }
