@@ -139,7 +139,8 @@ void CpuBackend::scan(ScanOp op, const View& dst, const View& indices, const Vie
         case ScanOp::Min:
           break;  // scan_best above
       }
-      EMBER_THROW(NotImplemented, "[scan] internal: no CPU loop for scan op ", static_cast<int>(op));
+      EMBER_THROW(NotImplemented, "[scan] internal: no CPU loop for scan op ",
+                  static_cast<int>(op));
     }
   });
 }
