@@ -7,6 +7,7 @@
 # follow the table. Every case is one that crashed, ran away, hung or lost data before.
 set -uo pipefail
 ember=$(realpath "$1") work=$2 sanitized=${3:-}
+cuda_build=$(ldd "$ember" 2>/dev/null | grep -o libcublas | head -1)
 ref=$(cd "$(dirname "$0")/../reference" && pwd)
 rm -rf "$work"
 mkdir -p "$work"
@@ -173,8 +174,10 @@ fi
 for entry in "${cases[@]}"; do
   IFS='|' read -r name want_status want_message command <<<"$entry"
   # The corpus must cost about its size (one byte per token), not 17 times it (1.2 GB).
+  # (A CUDA build maps cuBLAS, over 800 MB of address space by itself: there the case runs with
+  # the common limit, and the CPU builds check the tight one.)
   limit_kib=3145728
-  [ "$name" = "a 70 MB text in 800 MB" ] && limit_kib=819200
+  [ "$name" = "a 70 MB text in 800 MB" ] && [ -z "$cuda_build" ] && limit_kib=819200
   # shellcheck disable=SC2086 # the command is words
   if [ "$name" = "foreign store peer" ]; then
     out=$(WORLD_SIZE=2 RANK=1 LOCAL_RANK=1 MASTER_ADDR=127.0.0.1 MASTER_PORT=$foreign_port \
