@@ -1,10 +1,12 @@
 """fuzz/make_corpus.py: regenerates the seed corpus in fuzz/corpus/<reader>/ -- a few tiny valid
-files written by numpy and safetensors, and a few invalid ones. Run with the interop tests'
+files written by numpy, safetensors and pickle, and a few invalid ones. Run with the interop tests'
 Python environment: .venv/bin/python fuzz/make_corpus.py
 """
+import collections
 import gzip
 import io
 import os
+import pickle
 import struct
 import zipfile
 
@@ -80,4 +82,16 @@ put("idx", "invalid_truncated", images[:-2])
 put("idx", "invalid_extra", labels + b"x")
 put("idx", "invalid_magic", struct.pack(">II", 0x901, 1) + b"\x00")
 put("idx", "invalid_gzip", gzip.compress(images, mtime=0)[:-6])
+
+# pickles as PyTorch checkpoints hold them (the tensors' globals come with the .pt reader)
+values = collections.OrderedDict([("w", [1, -2, 3.5, True, None]), ("n", {7: ("x", 2**40)})])
+shared = [1, 2]
+for protocol in (2, 4, 5):
+    put("pickle", f"valid_p{protocol}", pickle.dumps(values, protocol=protocol))
+put("pickle", "valid_memo", pickle.dumps({"a": shared, "b": shared}, protocol=4))
+put("pickle", "invalid_system", b"\x80\x02cposix\nsystem\nX\x02\x00\x00\x00id\x85R.")
+put("pickle", "invalid_truncated", pickle.dumps(values, protocol=4)[:-9])
+put("pickle", "invalid_memo", b"\x80\x02h\x09.")
+put("pickle", "invalid_deep", b"\x80\x02" + b"]" * 5000 + b"a" * 4999 + b".")
+put("pickle", "invalid_huge_string", b"\x80\x04\x8d" + b"\xff" * 8 + b".")
 print("corpus written to", here)

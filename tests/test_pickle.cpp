@@ -113,6 +113,12 @@ TEST(Pickle, HostilePicklesAreRefusedWithAReason) {
                                  9))
                 .find("inside itself"),
             std::string::npos);
+  // an OrderedDict given itself as its state
+  EXPECT_NE(error_of(std::string("\x80\x02"
+                                 "ccollections\nOrderedDict\n)R2b.",
+                                 32))
+                .find("built from itself"),
+            std::string::npos);
   // 200000 nested lists: refused at the depth limit, without deep recursion
   std::string deep = "\x80\x02";
   for (int i = 0; i < 200000; ++i) deep += "]";

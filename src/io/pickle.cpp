@@ -304,6 +304,7 @@ class Machine {
         auto& object = top();
         if (object->kind != Kind::Call) fail("BUILD on something that is not an object");
         if (object->contained) fail("a container changed after it was placed inside another");
+        if (object.get() == state.get()) fail("an object built from itself");
         object->depth = std::max(object->depth, state->depth + 1);
         if (object->depth > kPickleMaxDepth)
           fail(ember::detail::str_cat("nesting deeper than ", kPickleMaxDepth, " levels"));
