@@ -1,5 +1,4 @@
 // fuzz/fuzz_pickle.cpp: libFuzzer entry point for the PyTorch pickle reader (see readers.h).
-// readers.h).
 #include "readers.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

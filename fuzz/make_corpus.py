@@ -1,5 +1,6 @@
 """fuzz/make_corpus.py: regenerates the seed corpus in fuzz/corpus/<reader>/ -- a few tiny valid
-files written by numpy, safetensors and pickle, and a few invalid ones. Run with the interop tests'
+files written by numpy, safetensors, pickle and torch (the committed .pt fixtures), and a few
+invalid ones. Run with the interop tests'
 Python environment: .venv/bin/python fuzz/make_corpus.py
 """
 import collections
@@ -94,4 +95,23 @@ put("pickle", "invalid_truncated", pickle.dumps(values, protocol=4)[:-9])
 put("pickle", "invalid_memo", b"\x80\x02h\x09.")
 put("pickle", "invalid_deep", b"\x80\x02" + b"]" * 5000 + b"a" * 4999 + b".")
 put("pickle", "invalid_huge_string", b"\x80\x04\x8d" + b"\xff" * 8 + b".")
+# torch.save files (the fixtures torch 1.13 wrote for the .pt reader) and damaged ones
+pt_dir = os.path.join(os.path.dirname(here), "..", "tests", "reference", "fixtures", "pt")
+
+
+def pt(name: str) -> bytes:
+    with open(os.path.join(pt_dir, name), "rb") as f:
+        return f.read()
+
+
+for name in ("views_zip", "dtypes_legacy_p2", "nested", "parameter"):
+    put("pt", f"valid_{name}", pt(name + ".pt"))
+views = pt("views_zip.pt")
+legacy = pt("views_legacy.pt")
+put("pt", "invalid_malicious", pt("malicious.pt"))
+put("pt", "invalid_complex", pt("complex.pt"))
+put("pt", "invalid_zip_truncated", views[: len(views) // 2])
+put("pt", "invalid_legacy_truncated", legacy[:-40])
+# a storage the pickle says holds 24 floats, cut to 12 in both directory entries
+put("pt", "invalid_short_storage", views.replace(b"K\x18t", b"K\x30t", 1))
 print("corpus written to", here)

@@ -11,6 +11,7 @@
 #include "io/npy_format.h"
 #include "io/npz_format.h"
 #include "io/pickle.h"
+#include "io/pt_format.h"
 #include "io/safetensors_format.h"
 
 namespace ember::fuzz {
@@ -41,6 +42,10 @@ Outcome read_pickle(const uint8_t* data, size_t size) {
   return run([&] {
     io::detail::read_pickle(std::string_view(reinterpret_cast<const char*>(data), size), "input");
   });
+}
+
+Outcome read_pt(const uint8_t* data, size_t size) {
+  return run([&] { io::detail::decode_pt(data, size, "input", Device(kCPU)); });
 }
 
 Outcome read_npz(const uint8_t* data, size_t size) {

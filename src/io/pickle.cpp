@@ -42,10 +42,12 @@ class Machine {
     }
   }
 
+  size_t consumed() const { return pos_; }
+
  private:
   [[noreturn]] void fail(const std::string& message) const {
     ember::detail::throw_error(ErrorKind::IO,
-                               ember::detail::str_cat("[load] ", what_, ": ", message,
+                               ember::detail::str_cat("[load_pt] ", what_, ": ", message,
                                                       " (a damaged or hostile pickle; re-save "
                                                       "the file with torch.save)"));
   }
@@ -364,8 +366,11 @@ bool pickle_global_allowed(std::string_view module, std::string_view name) {
   return false;
 }
 
-PickleRef read_pickle(std::string_view data, const std::string& what) {
-  return Machine(data, what).run();
+PickleRef read_pickle(std::string_view data, const std::string& what, size_t* consumed) {
+  Machine machine(data, what);
+  auto value = machine.run();
+  if (consumed) *consumed = machine.consumed();
+  return value;
 }
 
 }  // namespace ember::io::detail

@@ -52,7 +52,8 @@ bool pickle_global_allowed(std::string_view module, std::string_view name);
 inline constexpr int kPickleMaxDepth = 1000;
 
 // Runs the pickle in `data` up to STOP and returns the value left. `what` names the source in
-// error messages (a file and member).
-PickleRef read_pickle(std::string_view data, const std::string& what);
+// error messages (a file and member). `consumed`, if given, receives the bytes read up to and
+// including STOP (pickles can follow one another, as in torch.save's legacy format).
+PickleRef read_pickle(std::string_view data, const std::string& what, size_t* consumed = nullptr);
 
 }  // namespace ember::io::detail

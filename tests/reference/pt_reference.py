@@ -5,8 +5,9 @@ Writes small torch.save files into tests/reference/fixtures/pt/ with Debian's to
 .venv-torch/bin/python this_file). The files are committed; the script is kept so they can be
 remade and so each file's contents are documented here:
 
-- dtypes_{zip,legacy}_p{2,4}.pt: one tensor of every real storage dtype, values 0..5 (bool: i % 2)
-- complex.pt: a complex64 tensor (ember has no complex: the reader must refuse it by name)
+- dtypes_{zip,legacy}_p{2,4}.pt, dtypes_zip_p5.pt: one tensor of each of ember's dtypes, values
+  0..5 (bool: i % 2)
+- complex.pt, int16.pt, int8.pt: a tensor of a dtype ember lacks (the reader must refuse it by name)
 - views_{zip,legacy}.pt: tensors sharing one storage -- the base, a slice with a storage offset,
   a transpose (non-contiguous), a strided step view -- plus a tied pair (the same tensor twice)
 - nested.pt: dict with str and int keys, list, tuple, str, int, float, bool, None, torch.Size
@@ -34,9 +35,10 @@ import torch
 
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures", "pt")
 
+# ember's dtypes; int16 and int8 (which ember lacks) are in unsupported_*.pt with complex
 DTYPES = [
     torch.float64, torch.float32, torch.float16, torch.bfloat16, torch.int64, torch.int32,
-    torch.int16, torch.int8, torch.uint8, torch.bool,
+    torch.uint8, torch.bool,
 ]
 
 
@@ -134,11 +136,13 @@ def malicious():
 def main():
     os.makedirs(OUT, exist_ok=True)
     for legacy in (False, True):
-        for protocol in (2, 4):
+        for protocol in (2, 4) if legacy else (2, 4, 5):
             kind = "legacy" if legacy else "zip"
             save(dtype_tensors(), f"dtypes_{kind}_p{protocol}.pt", legacy, protocol)
         save(views(), f"views_{'legacy' if legacy else 'zip'}.pt", legacy)
     torch.save({"c": torch.tensor([1 + 2j, 3 - 4j], dtype=torch.complex64)}, path("complex.pt"))
+    for dt in (torch.int16, torch.int8):
+        save({"w": torch.arange(4, dtype=dt)}, f"{str(dt).replace('torch.', '')}.pt")
     # a Python float is BINFLOAT ('G'), which torch 1.13's weights-only unpickler also lacks
     save(nested(), "nested.pt", weights_only=False)
     save(model().state_dict(), "state_dict.pt")

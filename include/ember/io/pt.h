@@ -95,4 +95,13 @@ PtValue load_pt(const std::string& path, Device device = Device(kCPU));
 // are copied to the host, views and shared storages are kept.
 void save_pt(const std::string& path, const PtValue& value);
 
+// A PyTorch optimizer's state_dict() -- {"state": {id: {"step": ..., "exp_avg": ...}},
+// "param_groups": [{"lr": ..., "betas": (...), ..., "params": [ids]}]} -- as ember's
+// Optimizer::state_dict() names it ("state.<i>.<name>", "param_groups.<g>.<option>"), for
+// optimizer.load_state_dict: a run of SGD, Adam or AdamW started in Python continues in ember.
+// betas become beta1 and beta2, bools 1 and 0; PyTorch's execution switches (foreach, fused,
+// capturable, differentiable) are dropped; every other option is passed on, so an optimizer of
+// another kind refuses it by name. Errors name what is missing or malformed.
+NamedTensors optimizer_state_from_pt(const PtValue& state);
+
 }  // namespace ember::io
