@@ -10,6 +10,7 @@
 
 #include "ember/io/pt.h"
 #include "ember/storage.h"
+#include "io/file_bytes.h"
 #include "io/pickle.h"
 
 namespace ember::io::detail {
@@ -36,10 +37,13 @@ PtValue load_pt_zip_file(const std::string& path, Device device);
 
 // The legacy container: a magic-number pickle, the protocol version, system info, the object,
 // the storage keys, then each storage's element count and bytes.
+// `source`, when the bytes are a FileBytes', has each storage's bytes released once copied.
 PtValue load_pt_legacy(const unsigned char* data, size_t size, const std::string& path,
-                       Device device);
+                       Device device, const FileBytes* source = nullptr);
 
-// Parses bytes of either container (what load_pt does after reading the file); the fuzz target.
-PtValue decode_pt(const unsigned char* data, size_t size, const std::string& path, Device device);
+// Parses bytes of either container; the fuzz target. load_pt reads zip archives from the file
+// itself and maps the rest (`source`).
+PtValue decode_pt(const unsigned char* data, size_t size, const std::string& path, Device device,
+                  const FileBytes* source = nullptr);
 
 }  // namespace ember::io::detail

@@ -352,7 +352,7 @@ PtValue pt_value_from_pickle(const PickleRef& root, const PtStorageReader& read_
 }
 
 PtValue load_pt_legacy(const unsigned char* data, size_t size, const std::string& path,
-                       Device device) {
+                       Device device, const FileBytes* source) {
   const auto fail = [&](const std::string& message) {
     ember::detail::throw_error(ErrorKind::IO,
                                ember::detail::str_cat("[load_pt] '", path, "': ", message));
@@ -432,18 +432,20 @@ PtValue load_pt_legacy(const unsigned char* data, size_t size, const std::string
     if (it == records.end()) fail("storage '" + key + "' is not in the file's storage list");
     auto storage = std::make_shared<Storage>(it->second.nbytes, Device(kCPU));
     if (it->second.nbytes) std::memcpy(storage->data(), data + it->second.at, it->second.nbytes);
+    if (source) source->release(data + it->second.at, it->second.nbytes);
     return storage;
   };
   return pt_value_from_pickle(root, read, "'" + path + "'", device, true);
 }
 
-PtValue decode_pt(const unsigned char* data, size_t size, const std::string& path, Device device) {
+PtValue decode_pt(const unsigned char* data, size_t size, const std::string& path, Device device,
+                  const FileBytes* source) {
   if (is_zip(data, size)) return load_pt_zip(data, size, path, device);
   if (size >= 262 && std::memcmp(data + 257, "ustar", 5) == 0)
     EMBER_THROW(IO, "[load_pt] '", path,
                 "': a tar checkpoint of PyTorch before 0.4 is not "
                 "supported; load and re-save it with a current torch.save");
-  return load_pt_legacy(data, size, path, device);
+  return load_pt_legacy(data, size, path, device, source);
 }
 
 }  // namespace detail
@@ -457,7 +459,7 @@ PtValue load_pt(const std::string& path, Device device) {
       return detail::load_pt_zip_file(path, device);
   }
   detail::FileBytes bytes(path, "load_pt");
-  return detail::decode_pt(bytes.data(), bytes.size(), path, device);
+  return detail::decode_pt(bytes.data(), bytes.size(), path, device, &bytes);
 }
 
 }  // namespace ember::io
