@@ -12,6 +12,7 @@
 
 #include "ember/ember.h"
 #include "ember/io/pt.h"
+#include "test_util.h"
 
 namespace {
 
@@ -251,5 +252,20 @@ TEST(PtRead, HostileFilesAreRefused) {
   for (int b = 0; b < 8; ++b) big[at + static_cast<size_t>(b)] = b == 6 ? '\x7f' : '\0';
   expect_refused(write_bytes("big.pt", big), "claims");
 }
+
+// map_location: every storage moves once to the device, and the views keep sharing it there.
+class PtDeviceTest : public ember::testing::DeviceTest {};
+
+TEST_P(PtDeviceTest, LoadsOntoTheDeviceKeepingSharedStorage) {
+  PtValue v = io::load_pt(fixture("views_zip.pt"), device());
+  const Tensor& base = v.at("base").to_tensor();
+  const Tensor& tr = v.at("transpose").to_tensor();
+  EXPECT_EQ(base.device(), resolve_device(device()));
+  EXPECT_EQ(tr.storage(), base.storage());
+  EXPECT_EQ(tr.strides(), Shape({1, 6}));
+  EXPECT_EQ(values(tr.cpu()), values(base.cpu().t()));
+}
+
+EMBER_INSTANTIATE_DEVICE_TESTS(PtDeviceTest);
 
 }  // namespace
