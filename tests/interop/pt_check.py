@@ -3,8 +3,9 @@
                           torch.load(weights_only=True) -- weights_only=False only for the file
                           with Python floats and bytes, which torch 1.13's weights-only
                           unpickler cannot read (it can in torch 2) -- and checks values, dtypes,
-                          strides, storage offsets, shared storages, Parameters, long state dicts, the MLP's and
-                          CNN's state dicts (loaded strict, their outputs against ember's)
+                          strides, storage offsets, shared storages, Parameters, a long state
+                          dict, the MLP's and CNN's state dicts (loaded strict, their outputs
+                          against ember's)
 """
 import collections
 import math
