@@ -90,9 +90,26 @@ class PtValue {
 // an ember::Error naming the file and the problem.
 PtValue load_pt(const std::string& path, Device device = Device(kCPU));
 
-// Writes `value` as torch.save does (zip format, pickle protocol 2), atomically, so that
-// torch.load(path, weights_only=True) reads it in PyTorch 1.13 and later; tensors on any device
-// are copied to the host, views and shared storages are kept.
+// Writes `value` as torch.save(value, path) does -- the zip format (members <name>/data.pkl,
+// byteorder, data/<key> per storage, version; stored, each at a 64-byte aligned offset) with a
+// pickle of protocol 2 -- atomically: a failed write leaves no file, or the old one. Tensors on
+// any device are copied to the host and load on the CPU; views and shared storages are kept:
+// tensors whose ember::Storage is the same share one storage record (written whole), each with
+// its own offset and strides, and the same Tensor twice is one object in PyTorch.
+//
+// What torch.load(path, weights_only=True) reads:
+// - PyTorch 1.13 (Debian's): tensors of every ember dtype, Parameters, int, str, bool, None,
+//   lists, tuples, dicts and OrderedDicts of these. Its weights-only unpickler has no opcode for
+//   a Python float (BINFLOAT) or bytes (SHORT_BINBYTES/BINBYTES): a tree with a Float or Bytes
+//   value anywhere (an optimizer's hyper-parameters, say) needs weights_only=False there.
+// - PyTorch 2: all of the above, floats and bytes included.
+// The pickle is the one torch.save writes for the same values, memo and all, except for bytes:
+// protocol 2 would call _codecs.encode, which ember's reader refuses; the protocol-3 opcodes
+// are used instead (every unpickler takes them in a protocol-2 stream).
+// Errors (ember::Error naming the file and where in the tree): an undefined tensor, a str that
+// is not UTF-8, a dict key Python cannot hash (list, dict) or a str/int key twice, one storage
+// used by tensors of two dtypes, nesting deeper than ember's own reader accepts; a build without
+// libzip (EMBER_MINIMAL_DEPS) throws.
 void save_pt(const std::string& path, const PtValue& value);
 
 // A PyTorch optimizer's state_dict() -- {"state": {id: {"step": ..., "exp_avg": ...}},
