@@ -126,6 +126,10 @@ TEST(PtRead, NestedValues) {
   EXPECT_EQ(size.elements()[1].to_int(), 3);
   EXPECT_EQ(v.at("big").to_int(), int64_t{1} << 40);
   EXPECT_EQ(v.at("neg").to_int(), -(int64_t{1} << 33));
+  EXPECT_EQ(v.at("bytes").kind(), PtValue::Kind::Bytes);
+  EXPECT_EQ(v.at("bytes").to_str(), std::string("\x00\xff"
+                                                "ab",
+                                                4));
   // lookups and conversions that do not fit say what is there
   try {
     v.at("missing");
@@ -251,6 +255,45 @@ TEST(PtRead, HostileFilesAreRefused) {
   at += 2;
   for (int b = 0; b < 8; ++b) big[at + static_cast<size_t>(b)] = b == 6 ? '\x7f' : '\0';
   expect_refused(write_bytes("big.pt", big), "claims");
+}
+
+// ember -> file -> ember: structure, values, strides, offsets and shared storages survive.
+TEST(PtRead, RoundTripsWhatSavePtWrites) {
+  Tensor base = arange(24, {.dtype = kFloat32}).reshape({4, 6});
+  Tensor half = arange(5, {.dtype = kBFloat16});
+  PtValue value = PtValue::dict(
+      {{"base", PtValue(base)},
+       {"t", PtValue(base.t())},
+       {"rows", PtValue(base.slice(0, 1, 3))},
+       {"half", PtValue(half, true)},
+       {int64_t{3}, PtValue::list({PtValue(1.5), PtValue(int64_t{1} << 50), PtValue(true),
+                                   PtValue(), PtValue::tuple({PtValue("x")})})},
+       {"raw", PtValue::bytes(std::string("\0\xff", 2))}},
+      true);
+  const std::string path = ::testing::TempDir() + "round_trip.pt";
+  io::save_pt(path, value);
+  PtValue back = io::load_pt(path);
+  ASSERT_TRUE(back.ordered());
+  ASSERT_EQ(back.items().size(), 6u);
+  const Tensor& b = back.at("base").to_tensor();
+  const Tensor& t = back.at("t").to_tensor();
+  const Tensor& rows = back.at("rows").to_tensor();
+  EXPECT_EQ(values(b), values(base));
+  EXPECT_EQ(t.strides(), Shape({1, 6}));
+  EXPECT_EQ(rows.storage_offset(), 6);
+  EXPECT_EQ(t.storage(), b.storage());
+  EXPECT_EQ(rows.storage(), b.storage());
+  EXPECT_EQ(values(t), values(base.t()));
+  EXPECT_TRUE(back.at("half").is_parameter());
+  EXPECT_EQ(back.at("half").to_tensor().dtype(), kBFloat16);
+  EXPECT_EQ(values(back.at("half").to_tensor()), values(half));
+  const auto& list = back.at(int64_t{3}).elements();
+  EXPECT_EQ(list[0].to_double(), 1.5);
+  EXPECT_EQ(list[1].to_int(), int64_t{1} << 50);
+  EXPECT_TRUE(list[2].to_bool());
+  EXPECT_TRUE(list[3].is_none());
+  EXPECT_EQ(list[4].elements()[0].to_str(), "x");
+  EXPECT_EQ(back.at("raw").to_str(), std::string("\0\xff", 2));
 }
 
 // map_location: every storage moves once to the device, and the views keep sharing it there.

@@ -353,6 +353,7 @@ class Machine {
 
 bool pickle_global_allowed(std::string_view module, std::string_view name) {
   if (module == "collections" && name == "OrderedDict") return true;
+  if (module == "_codecs" && name == "encode") return true;  // bytes, as protocol 2 writes them
   if (module == "torch._utils") {
     for (auto g : kTorchGlobals)
       if (g.starts_with("_utils.") && g.substr(7) == name) return true;

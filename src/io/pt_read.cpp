@@ -133,6 +133,7 @@ class Rebuilder {
       return value(args[0]);
     }
     if (callee == "torch._utils._rebuild_tensor_v2") return PtValue(tensor(args));
+    if (callee == "_codecs.encode") return PtValue::bytes(latin1(args));
     if (callee == "torch._utils._rebuild_parameter" ||
         callee == "torch._utils._rebuild_parameter_with_state") {
       const size_t want = callee.ends_with("with_state") ? 4 : 3;
@@ -146,6 +147,27 @@ class Rebuilder {
       return PtValue(t, true);
     }
     fail("'" + callee + "' is not something a checkpoint calls");
+  }
+
+  // _codecs.encode(text, 'latin1'): protocol 2's bytes -- each code point (< 256) one byte.
+  std::string latin1(const std::vector<PickleRef>& args) const {
+    if (args.size() != 2 || args[0]->kind != Kind::Str || args[1]->kind != Kind::Str ||
+        (args[1]->text != "latin1" && args[1]->text != "latin-1"))
+      fail("_codecs.encode other than of a str to latin1");
+    std::string out;
+    const std::string& s = args[0]->text;
+    for (size_t i = 0; i < s.size(); ++i) {
+      const auto c = static_cast<unsigned char>(s[i]);
+      if (c < 0x80) {
+        out += static_cast<char>(c);
+      } else if ((c == 0xc2 || c == 0xc3) && i + 1 < s.size() &&
+                 (static_cast<unsigned char>(s[i + 1]) & 0xc0) == 0x80) {
+        out += static_cast<char>(((c & 0x03) << 6) | (static_cast<unsigned char>(s[++i]) & 0x3f));
+      } else {
+        fail("_codecs.encode of a character outside latin1");
+      }
+    }
+    return out;
   }
 
   bool flag(const PickleRef& v, const char* name) const {

@@ -85,6 +85,7 @@ def nested():
         "size": torch.Size([2, 3]),
         "big": 2**40,
         "neg": -(2**33),
+        "bytes": b"\x00\xffab",  # protocol 2: a call of _codecs.encode(str, 'latin1')
     }
 
 
