@@ -32,8 +32,9 @@ size_t kept_bytes(const ember::io::NamedTensors& tensors) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 2) {
-    std::fprintf(stderr, "usage: %s FILE.pt|FILE.bin|FILE.safetensors|HF_DIR\n", argv[0]);
+  if (argc != 2 && argc != 3) {
+    std::fprintf(stderr, "usage: %s FILE.pt|FILE.bin|FILE.safetensors|HF_DIR [SAVE_TO.pt]\n",
+                 argv[0]);
     return 2;
   }
   namespace fs = std::filesystem;
@@ -55,5 +56,13 @@ int main(int argc, char** argv) {
       "peak_rss_after_MiB=%.1f\n",
       seconds, kept_bytes(tensors) / 1048576.0, file / 1048576.0, before / 1024.0,
       peak_rss_kib() / 1024.0);
+  if (argc == 3) {  // then save_pt of what was loaded: time and the peak's rise over the load's
+    const long loaded = peak_rss_kib();
+    const auto t0 = std::chrono::steady_clock::now();
+    ember::io::save_pt(argv[2], ember::io::PtValue::state_dict(tensors));
+    std::printf("save_s=%.3f save_peak_rss_rise_MiB=%.1f\n",
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(),
+                (peak_rss_kib() - loaded) / 1024.0);
+  }
   return 0;
 }

@@ -1,6 +1,7 @@
 // io/pt_write_zip.cpp: save_pt -- the archive torch.save writes (<name>/data.pkl, byteorder,
-// data/<key> per storage, version), built in memory with libzip, members stored and each one's
-// data at a 64-byte aligned offset as torch pads them, then written atomically.
+// data/<key> per storage, version), written by libzip into write_file_atomic's temporary file
+// from the storages' own memory, members stored and each one's data at a 64-byte aligned offset
+// as torch pads them.
 #include <algorithm>
 #include <bit>
 #include <memory>
@@ -59,25 +60,29 @@ void save_pt(const std::string& path, const PtValue& value) {
   }
   members.push_back({archive + "/version", kVersion.data(), kVersion.size()});
 
-  detail::ZipWriter zip("save_pt", path);
-  // Where each member's local header will start: libzip writes them in order, each 30 bytes,
-  // the name, the extra fields (a Zip64 one of 20 bytes past 4 GiB), then the data.
-  uint64_t offset = 0;
-  const std::string padding(kAlignment, 'Z');
-  for (const auto& m : members) {
-    const zip_uint64_t i = zip.add(m.name, m.data, m.size, ZIP_CM_STORE);
-    const uint64_t zip64 = m.size >= 0xffffffffu ? 20 : 0;
-    const uint64_t header = 30 + m.name.size() + zip64 + 4;
-    const auto pad =
-        static_cast<zip_uint16_t>((kAlignment - (offset + header) % kAlignment) % kAlignment);
-    zip.check(zip_file_extra_field_set(zip.archive(), i, kPaddingField, ZIP_EXTRA_FIELD_NEW,
-                                       reinterpret_cast<const zip_uint8_t*>(padding.data()), pad,
-                                       ZIP_FL_LOCAL));
-    // 1980-01-01 00:00, not the time of day: the same value gives the same file
-    zip.check(zip_file_set_dostime(zip.archive(), i, 0, (1 << 5) | 1, 0));
-    offset += header + pad + m.size;
-  }
-  write_file_atomic(path, zip.finish());
+  // The archive goes straight to the temporary file, libzip reading each storage from its
+  // tensor's memory: saving needs no second copy of the model.
+  write_file_atomic(path, [&](const std::string& temporary) {
+    detail::ZipWriter zip("save_pt", path, temporary);
+    // Where each member's local header will start: libzip writes them in order, each 30 bytes,
+    // the name, the extra fields (a Zip64 one of 20 bytes past 4 GiB), then the data.
+    uint64_t offset = 0;
+    const std::string padding(kAlignment, 'Z');
+    for (const auto& m : members) {
+      const zip_uint64_t i = zip.add(m.name, m.data, m.size, ZIP_CM_STORE);
+      const uint64_t zip64 = m.size >= 0xffffffffu ? 20 : 0;
+      const uint64_t header = 30 + m.name.size() + zip64 + 4;
+      const auto pad =
+          static_cast<zip_uint16_t>((kAlignment - (offset + header) % kAlignment) % kAlignment);
+      zip.check(zip_file_extra_field_set(zip.archive(), i, kPaddingField, ZIP_EXTRA_FIELD_NEW,
+                                         reinterpret_cast<const zip_uint8_t*>(padding.data()), pad,
+                                         ZIP_FL_LOCAL));
+      // 1980-01-01 00:00, not the time of day: the same value gives the same file
+      zip.check(zip_file_set_dostime(zip.archive(), i, 0, (1 << 5) | 1, 0));
+      offset += header + pad + m.size;
+    }
+    zip.close();
+  });
 }
 
 }  // namespace ember::io

@@ -20,9 +20,27 @@ ZipWriter::ZipWriter(std::string op, std::string path)
   zip_source_keep(out_);  // the archive holds one reference, this writer another
 }
 
+ZipWriter::ZipWriter(std::string op, std::string path, const std::string& file)
+    : op_(std::move(op)), path_(std::move(path)) {
+  int code = 0;
+  za_ = zip_open(file.c_str(), ZIP_CREATE | ZIP_TRUNCATE, &code);
+  if (!za_) {
+    zip_error_t error;
+    zip_error_init_with_code(&error, code);
+    std::string why = zip_error_strerror(&error);
+    zip_error_fini(&error);
+    fail(why);
+  }
+}
+
 ZipWriter::~ZipWriter() {
   if (za_) zip_discard(za_);
-  zip_source_free(out_);
+  if (out_) zip_source_free(out_);
+}
+
+void ZipWriter::close() {
+  if (zip_close(za_) != 0) fail(zip_strerror(za_));
+  za_ = nullptr;
 }
 
 void ZipWriter::fail(const std::string& what) const {
