@@ -1,10 +1,13 @@
 """fuzz/make_corpus.py: regenerates the seed corpus in fuzz/corpus/<reader>/ -- a few tiny valid
-files written by numpy and safetensors, and a few invalid ones. Run with the interop tests'
+files written by numpy, safetensors, pickle and torch (the committed .pt fixtures), and a few
+invalid ones. Run with the interop tests'
 Python environment: .venv/bin/python fuzz/make_corpus.py
 """
+import collections
 import gzip
 import io
 import os
+import pickle
 import struct
 import zipfile
 
@@ -80,4 +83,35 @@ put("idx", "invalid_truncated", images[:-2])
 put("idx", "invalid_extra", labels + b"x")
 put("idx", "invalid_magic", struct.pack(">II", 0x901, 1) + b"\x00")
 put("idx", "invalid_gzip", gzip.compress(images, mtime=0)[:-6])
+
+# pickles as PyTorch checkpoints hold them (the tensors' globals come with the .pt reader)
+values = collections.OrderedDict([("w", [1, -2, 3.5, True, None]), ("n", {7: ("x", 2**40)})])
+shared = [1, 2]
+for protocol in (2, 4, 5):
+    put("pickle", f"valid_p{protocol}", pickle.dumps(values, protocol=protocol))
+put("pickle", "valid_memo", pickle.dumps({"a": shared, "b": shared}, protocol=4))
+put("pickle", "invalid_system", b"\x80\x02cposix\nsystem\nX\x02\x00\x00\x00id\x85R.")
+put("pickle", "invalid_truncated", pickle.dumps(values, protocol=4)[:-9])
+put("pickle", "invalid_memo", b"\x80\x02h\x09.")
+put("pickle", "invalid_deep", b"\x80\x02" + b"]" * 5000 + b"a" * 4999 + b".")
+put("pickle", "invalid_huge_string", b"\x80\x04\x8d" + b"\xff" * 8 + b".")
+# torch.save files (the fixtures torch 1.13 wrote for the .pt reader) and damaged ones
+pt_dir = os.path.join(os.path.dirname(here), "..", "tests", "reference", "fixtures", "pt")
+
+
+def pt(name: str) -> bytes:
+    with open(os.path.join(pt_dir, name), "rb") as f:
+        return f.read()
+
+
+for name in ("views_zip", "dtypes_legacy_p2", "nested", "parameter"):
+    put("pt", f"valid_{name}", pt(name + ".pt"))
+views = pt("views_zip.pt")
+legacy = pt("views_legacy.pt")
+put("pt", "invalid_malicious", pt("malicious.pt"))
+put("pt", "invalid_complex", pt("complex.pt"))
+put("pt", "invalid_zip_truncated", views[: len(views) // 2])
+put("pt", "invalid_legacy_truncated", legacy[:-40])
+# a storage the pickle says holds 24 floats, cut to 12 in both directory entries
+put("pt", "invalid_short_storage", views.replace(b"K\x18t", b"K\x30t", 1))
 print("corpus written to", here)

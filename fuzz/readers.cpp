@@ -10,6 +10,8 @@
 #include "ember/error.h"
 #include "io/npy_format.h"
 #include "io/npz_format.h"
+#include "io/pickle.h"
+#include "io/pt_format.h"
 #include "io/safetensors_format.h"
 
 namespace ember::fuzz {
@@ -34,6 +36,16 @@ Outcome read_safetensors(const uint8_t* data, size_t size) {
 
 Outcome read_npy(const uint8_t* data, size_t size) {
   return run([&] { io::detail::decode_npy(data, size, "load_npy", "input", Device(kCPU)); });
+}
+
+Outcome read_pickle(const uint8_t* data, size_t size) {
+  return run([&] {
+    io::detail::read_pickle(std::string_view(reinterpret_cast<const char*>(data), size), "input");
+  });
+}
+
+Outcome read_pt(const uint8_t* data, size_t size) {
+  return run([&] { io::detail::decode_pt(data, size, "input", Device(kCPU)); });
 }
 
 Outcome read_npz(const uint8_t* data, size_t size) {

@@ -14,6 +14,10 @@ enum class Outcome { Loaded, Refused };
 Outcome read_safetensors(const uint8_t* data, size_t size);
 Outcome read_npy(const uint8_t* data, size_t size);
 Outcome read_npz(const uint8_t* data, size_t size);
+// The pickle virtual machine under the PyTorch checkpoint reader (io/pickle.h).
+Outcome read_pickle(const uint8_t* data, size_t size);
+// A torch.save file, zip or legacy (io/pt_format.h, decode_pt).
+Outcome read_pt(const uint8_t* data, size_t size);
 // Writes the bytes to a scratch file (the IDX reader takes a path) and reads it as an IDX file
 // of the dimensionality its magic number names (1 to 4; 1 when the magic names none).
 Outcome read_idx(const uint8_t* data, size_t size);

@@ -42,23 +42,22 @@ void remove_stale_temporaries(const std::string& path) {
   }
 }
 
-void write_file_atomic(const std::string& path, const std::string& bytes) {
+void write_file_atomic(const std::string& path,
+                       const std::function<void(const std::string& temporary)>& write) {
   remove_stale_temporaries(path);
-  std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) fail("cannot create", tmp);
-  size_t done = 0;
-  while (done < bytes.size()) {
-    ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      int saved = errno;
-      ::close(fd);
-      ::unlink(tmp.c_str());
-      errno = saved;
-      fail("cannot write", tmp);
-    }
-    done += static_cast<size_t>(n);
+  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  try {
+    write(tmp);
+  } catch (...) {
+    ::unlink(tmp.c_str());
+    throw;
+  }
+  int fd = ::open(tmp.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    int saved = errno;
+    ::unlink(tmp.c_str());
+    errno = saved;
+    fail("cannot reopen", tmp);
   }
   if (::fsync(fd) != 0 || ::close(fd) != 0) {
     ::unlink(tmp.c_str());
@@ -78,6 +77,26 @@ void write_file_atomic(const std::string& path, const std::string& bytes) {
     ::fsync(dfd);
     ::close(dfd);
   }
+}
+
+void write_file_atomic(const std::string& path, const std::string& bytes) {
+  write_file_atomic(path, [&](const std::string& tmp) {
+    int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) fail("cannot create", tmp);
+    size_t done = 0;
+    while (done < bytes.size()) {
+      ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        int saved = errno;
+        ::close(fd);
+        errno = saved;
+        fail("cannot write", tmp);
+      }
+      done += static_cast<size_t>(n);
+    }
+    if (::close(fd) != 0) fail("cannot write", tmp);
+  });
 }
 
 }  // namespace ember::io

@@ -57,6 +57,15 @@ FileBytes::FileBytes(const std::string& path, const char* op, size_t map_thresho
   data_ = buffer_.data();
 }
 
+void FileBytes::release(const unsigned char* p, size_t n) const {
+  if (!map_ || n == 0) return;
+  static const auto page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+  // whole pages inside the range only: its neighbours may still be wanted
+  const uintptr_t begin = (reinterpret_cast<uintptr_t>(p) + page - 1) / page * page;
+  const uintptr_t end = (reinterpret_cast<uintptr_t>(p) + n) / page * page;
+  if (end > begin) ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
+}
+
 FileBytes::~FileBytes() {
   if (map_) ::munmap(map_, size_);
 }

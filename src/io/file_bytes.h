@@ -22,6 +22,10 @@ class FileBytes {
   const unsigned char* data() const { return data_; }
   size_t size() const { return size_; }
   bool mapped() const { return map_ != nullptr; }
+  // Tells the kernel the mapped bytes [p, p + n) were consumed (copied into tensors): their
+  // pages leave the process's resident memory, so a big file is never held twice. A read file's
+  // buffer is kept; the bytes stay readable either way (a mapping faults them in again).
+  void release(const unsigned char* p, size_t n) const;
 
  private:
   std::vector<unsigned char> buffer_;

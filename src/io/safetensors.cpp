@@ -68,7 +68,7 @@ void save_safetensors(const std::string& path, const NamedTensors& tensors,
 namespace detail {
 
 SafetensorsFile decode_safetensors(const unsigned char* bytes, size_t size, const std::string& path,
-                                   Device device) {
+                                   Device device, const FileBytes* source) {
   uint64_t file_size = size;
   if (file_size < 8) bad(path, "shorter than the 8-byte header length");
   uint64_t header_len = 0;
@@ -168,6 +168,7 @@ SafetensorsFile decode_safetensors(const unsigned char* bytes, size_t size, cons
       for (int64_t i = 0; i < t.numel(); ++i) b[i] = b[i] != 0;
     }
     result.tensors.emplace_back(e.name, t.to(device));
+    if (source) source->release(data + e.begin, e.end - e.begin);
   }
   return result;
 }
@@ -176,7 +177,7 @@ SafetensorsFile decode_safetensors(const unsigned char* bytes, size_t size, cons
 
 SafetensorsFile load_safetensors(const std::string& path, Device device) {
   detail::FileBytes bytes(path, "load_safetensors");
-  return detail::decode_safetensors(bytes.data(), bytes.size(), path, device);
+  return detail::decode_safetensors(bytes.data(), bytes.size(), path, device, &bytes);
 }
 
 }  // namespace ember::io

@@ -6,11 +6,13 @@
 #include <string>
 
 #include "ember/io/safetensors.h"
+#include "io/file_bytes.h"
 
 namespace ember::io::detail {
 
-// `path` is named in errors.
+// `path` is named in errors. `source`, when the bytes are a FileBytes', has each tensor's bytes
+// released once copied (peak memory: the tensors, not the file besides).
 SafetensorsFile decode_safetensors(const unsigned char* bytes, size_t size, const std::string& path,
-                                   Device device);
+                                   Device device, const FileBytes* source = nullptr);
 
 }  // namespace ember::io::detail

@@ -5,9 +5,13 @@
 //                                   which torch_check.py loads into the same PyTorch models
 //   interop_check read-models DIR   loads the state dicts torch_check.py saved from PyTorch and
 //                                   checks ember's outputs against PyTorch's
+//   interop_check write-pt DIR      writes the torch.save files (save_pt) pt_check.py loads with
+//                                   torch.load; write-models adds the MLP's and CNN's as .pt
 // The values are those of fixture_values.py. Prints one line per check; exits 1 on any failure.
 #include <cmath>
+#include <cstdint>
 #include <iostream>
+#include <limits>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -15,6 +19,7 @@
 #include "ember/ember.h"
 #include "ember/io/npy.h"
 #include "ember/io/npz.h"
+#include "ember/io/pt.h"
 #include "ember/io/safetensors.h"
 #include "ember/nn/modules.h"
 
@@ -193,6 +198,8 @@ void write_models(const std::string& dir) {
   ember::NoGradGuard no_grad;
   io::save_safetensors(dir + "/mlp.safetensors", mlp->state_dict());
   io::save_safetensors(dir + "/cnn.safetensors", cnn->state_dict());
+  io::save_pt(dir + "/mlp.pt", io::PtValue::state_dict(mlp->state_dict()));
+  io::save_pt(dir + "/cnn.pt", io::PtValue::state_dict(cnn->state_dict()));
   io::save_safetensors(
       dir + "/io.safetensors",
       {{"x_mlp", x_mlp}, {"y_mlp", mlp(x_mlp)}, {"x_cnn", x_cnn}, {"y_cnn", cnn(x_cnn)}});
@@ -229,12 +236,73 @@ void read_models(const std::string& dir) {
               1.6e-2, 2e-2);
 }
 
+// The files pt_check.py loads with torch.load; keep the two in step.
+void write_pt(const std::string& dir) {
+  namespace io = ember::io;
+  using io::PtValue;
+  // every ember dtype: the fixture values (bfloat16 too)
+  std::vector<PtValue::Item> dtypes;
+  for (const auto& [name, dtype] : kDtypes) dtypes.emplace_back(name, values(dtype));
+  dtypes.emplace_back("bfloat16", values(ember::kBFloat16));
+  io::save_pt(dir + "/pt_dtypes.pt", PtValue::dict(dtypes));
+  // views of one storage (a slice with an offset, a transpose, a step view) and one tensor twice
+  Tensor base = ember::arange(24, {.dtype = ember::kFloat32}).reshape({4, 6});
+  Tensor emb = ember::arange(6, {.dtype = ember::kFloat64}).reshape({3, 2});
+  io::save_pt(dir + "/pt_views.pt", PtValue::dict({{"base", base},
+                                                   {"row_slice", base.slice(0, 1, 3)},
+                                                   {"transpose", base.t()},
+                                                   {"step", base.slice(1, 1, std::nullopt, 2)},
+                                                   {"emb", emb},
+                                                   {"tied", emb}}));
+  // a state_dict whose head shares the embedding's storage (tied weights, two tensors)
+  Tensor w = ember::arange(15, {.dtype = ember::kFloat32}).reshape({5, 3}) / 4;
+  io::save_pt(dir + "/pt_state_dict.pt", PtValue::state_dict({{"embed.weight", w},
+                                                              {"head.weight", w.detach()},
+                                                              {"head.bias", ember::zeros({5})}}));
+  Tensor p = ember::tensor({0.25, -0.5, 4.0});
+  p.requires_grad_(true);
+  io::save_pt(dir + "/pt_parameter.pt", PtValue(p, true));
+  // what torch 1.13 loads with weights_only=True besides tensors: ints, str, bool, None, lists,
+  // tuples, dicts (str and int keys) and OrderedDicts
+  io::save_pt(dir + "/pt_nested.pt",
+              PtValue::dict(
+                  {{"s", "text"},
+                   {7, PtValue::list({1, -2, true, PtValue(), false, 300, 70000})},
+                   {"t", PtValue::tuple({ember::tensor({1.0, 2.0}), "x", PtValue::tuple({1, 2})})},
+                   {"big", int64_t{1} << 40},
+                   {"neg", -(int64_t{1} << 33)},
+                   {"min", std::numeric_limits<int64_t>::min()},
+                   {"max", std::numeric_limits<int64_t>::max()},
+                   {"u", "h\xc3\xa9llo \xe2\x82\xac"},
+                   {"empty", PtValue::list({})},
+                   {"od", PtValue::dict({{"b", PtValue::tuple({})}, {"a", 1}}, true)}}));
+  // more than 256 memo entries (LONG_BINPUT/LONG_BINGET) and ten storages or more, which
+  // torch.save writes in the order of their keys as strings ("10" before "2")
+  io::NamedTensors many;
+  for (int i = 0; i < 40; ++i) {
+    std::string name = "t";
+    name += std::to_string(i);
+    many.emplace_back(name, ember::full({2}, static_cast<double>(i)));
+  }
+  io::save_pt(dir + "/pt_many.pt", PtValue::state_dict(many));
+  // Python floats (BINFLOAT) and bytes: torch 1.13 needs weights_only=False for them
+  io::save_pt(dir + "/pt_floats.pt",
+              PtValue::dict({{"lr", 0.01},
+                             {"betas", PtValue::tuple({0.9, 0.999})},
+                             {"neg_zero", -0.0},
+                             {"inf", std::numeric_limits<double>::infinity()},
+                             {"blob", PtValue::bytes(std::string("\x00\x01\xff", 3))},
+                             {"w", ember::tensor({1.5})}}));
+  std::cout << "wrote .pt files to " << dir << "\n";
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   const std::string mode = argc == 3 ? argv[1] : "";
-  if (mode != "read" && mode != "write" && mode != "read-models" && mode != "write-models") {
-    std::cerr << "usage: interop_check read|write|read-models|write-models DIR\n";
+  if (mode != "read" && mode != "write" && mode != "read-models" && mode != "write-models" &&
+      mode != "write-pt") {
+    std::cerr << "usage: interop_check read|write|read-models|write-models|write-pt DIR\n";
     return 2;
   }
   try {
@@ -244,6 +312,8 @@ int main(int argc, char** argv) {
       write_files(argv[2]);
     else if (mode == "read-models")
       read_models(argv[2]);
+    else if (mode == "write-pt")
+      write_pt(argv[2]);
     else
       write_models(argv[2]);
   } catch (const std::exception& e) {

@@ -2,7 +2,8 @@
 # tests/interop/run.sh CHECKER VENV OUT_DIR numpy|torch: ember against real Python libraries.
 #   numpy: numpy and safetensors write fixtures that ember reads, ember writes files they read;
 #   torch: PyTorch itself (Debian's python3-torch) loads ember's files and model state dicts,
-#          ember loads PyTorch's models and matches their outputs.
+#          torch.save files ember wrote (torch.load, weights_only=True), and ember loads
+#          PyTorch's models and matches their outputs.
 # Fails when the Python environment (scripts/python-env.sh) is missing; exits 77 (skipped) only
 # when EMBER_SKIP_PYTHON_TESTS=1.
 set -uo pipefail
@@ -28,6 +29,8 @@ fail() { echo "FAIL: $*"; exit 1; }
 if [ "$suite" = torch ]; then
   "$checker" write-models "$out/from_ember" || fail "ember could not write its models"
   "$py" "$here/torch_check.py" check "$out/from_ember" || fail "PyTorch could not load what ember wrote"
+  "$checker" write-pt "$out/from_ember" || fail "ember could not write its .pt files"
+  "$py" "$here/pt_check.py" "$out/from_ember" || fail "torch.load could not load ember's .pt files"
   "$py" "$here/torch_check.py" write "$out/from_python" || fail "torch_check.py write"
   "$checker" read-models "$out/from_python" || fail "ember could not load PyTorch's models"
 else

@@ -36,6 +36,20 @@ def check(what: str, ok: bool, detail: str = "") -> None:
         failures.append(f"{what} {detail}")
 
 
+def check_models(d: str, what: str, load_state) -> None:
+    """ember's MLP and CNN state dicts, load_state("mlp") and load_state("cnn"), in the same
+    torch.nn models (strict); their outputs against ember's (io.safetensors)."""
+    data = load_file(os.path.join(d, "io.safetensors"))
+    for name, model in [("mlp", make_mlp()), ("cnn", make_cnn())]:
+        model.load_state_dict(load_state(name), strict=True)  # raises on missing or unexpected keys
+        model.eval()
+        with torch.no_grad():
+            y = model(data[f"x_{name}"])
+        expected = data[f"y_{name}"]
+        check(f"ember {name}{what} in torch", y.shape == expected.shape and
+              torch.allclose(y, expected, rtol=1e-5, atol=1e-6), f"{y} != {expected}")
+
+
 def check_ember(d: str) -> None:
     tensors = load_file(os.path.join(d, "all.safetensors"))
     for name in DTYPES:
@@ -46,16 +60,7 @@ def check_ember(d: str) -> None:
         from_npy = torch.from_numpy(np.load(os.path.join(d, f"{name}.npy")))
         check(f"{name}.npy in torch", torch.equal(from_npy, expected))
 
-    data = load_file(os.path.join(d, "io.safetensors"))
-    for name, model in [("mlp", make_mlp()), ("cnn", make_cnn())]:
-        state = load_file(os.path.join(d, f"{name}.safetensors"))
-        model.load_state_dict(state, strict=True)  # raises on missing or unexpected keys
-        model.eval()
-        with torch.no_grad():
-            y = model(data[f"x_{name}"])
-        expected = data[f"y_{name}"]
-        check(f"ember {name} in torch", y.shape == expected.shape and
-              torch.allclose(y, expected, rtol=1e-5, atol=1e-6), f"{y} != {expected}")
+    check_models(d, "", lambda name: load_file(os.path.join(d, f"{name}.safetensors")))
     bf = load_file(os.path.join(d, "bfloat16.safetensors"))
     expected = torch.from_numpy(values("float32")).to(torch.bfloat16)
     check("ember's bfloat16 values in torch", bf["values"].dtype == torch.bfloat16 and

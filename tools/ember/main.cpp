@@ -85,7 +85,8 @@ int main(int argc, char** argv) {
   CLI::App* m = app.add_subcommand(
       "embed", "Sentence embeddings of texts with a sentence-transformers (BERT) model folder");
   m->add_option("--model", embed.model,
-                "Folder with config.json, tokenizer.json and model.safetensors (and modules.json, "
+                "Folder with config.json, tokenizer.json and the weights (model.safetensors or "
+                "pytorch_model.bin, single or sharded with an index; and modules.json, "
                 "1_Pooling/ of sentence-transformers)")
       ->required();
   m->add_option("texts", embed.texts, "The texts to embed")->required();

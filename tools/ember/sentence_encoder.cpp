@@ -8,7 +8,7 @@
 #include <sstream>
 
 #include "ember/ember.h"
-#include "ember/io/safetensors.h"
+#include "ember/io/hf_weights.h"
 
 namespace ember::cli {
 
@@ -86,16 +86,18 @@ SentenceEncoder SentenceEncoder::load(const std::string& dir_name, Device device
       if (type.ends_with("models.Normalize")) normalize = true;
     }
   }
-  for (const char* file : {"config.json", "tokenizer.json", "model.safetensors"})
+  for (const char* file : {"config.json", "tokenizer.json"})
     EMBER_CHECK_KIND(IO, fs::exists(transformer / file), "[embed] ", (transformer / file).string(),
-                     " is missing (ember reads config.json, tokenizer.json and model.safetensors)");
+                     " is missing (ember reads config.json, tokenizer.json and the weights: "
+                     "model.safetensors or pytorch_model.bin, single or sharded)");
   const fs::path config_path = transformer / "config.json",
-                 weights_path = transformer / "model.safetensors",
                  tokenizer_path = transformer / "tokenizer.json";
   nn::BertConfig config = nn::BertConfig::from_json(read_text(config_path), config_path.string());
-  // The weights file's shapes bound every size the config claims before a model is built.
-  io::SafetensorsFile weights = io::load_safetensors(weights_path.string());
-  config.check_weights(weights.tensors, weights_path.string());
+  // The weights' shapes bound every size the config claims before a model is built.
+  io::HfWeights weights = io::load_hf_weights(transformer.string());
+  config.check_weights(weights.tensors, weights.files.size() == 1
+                                            ? weights.files[0]
+                                            : transformer.string() + " (sharded weights)");
   data::WordPieceTokenizer tokenizer = data::WordPieceTokenizer::from_file(tokenizer_path.string());
   EMBER_CHECK_KIND(Value, tokenizer.max_id() < config.vocab_size, "[embed] ",
                    tokenizer_path.string(), " has token ids up to ", tokenizer.max_id(),

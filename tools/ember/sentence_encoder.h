@@ -1,5 +1,6 @@
 // tools/ember/sentence_encoder.h: a sentence-transformers folder (modules.json, config.json,
-// tokenizer.json, model.safetensors, 1_Pooling/config.json, sentence_bert_config.json) as an
+// tokenizer.json, the weights (io::load_hf_weights), 1_Pooling/config.json,
+// sentence_bert_config.json) as an
 // encoder of texts: WordPiece tokens, the BERT encoder, pooling over the attention mask and the
 // L2 normalization the folder asks for -- sentence-transformers' own pipeline.
 #pragma once
