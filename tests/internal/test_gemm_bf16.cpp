@@ -120,5 +120,48 @@ TEST(GemmBF16, SpecialValues) {
   }
 }
 
+// The AMX path for few rows against a transposed weight (no packing of b): every row count up to
+// its limit of 64 around the 16- and 32-wide tiles, k and n on and off the tile edges, x in every
+// layout, against the reference and 1 vs 2 threads bit for bit; other shapes are refused.
+TEST(GemmBF16, AmxWeightDirectMatchesTheReference) {
+  if (detected_isa() < CpuIsa::kAmx) GTEST_SKIP() << "no AMX on this CPU";
+  std::mt19937 rng(5);
+  auto direct = [](const Shape3& s, const Bf16Operand& a, const Bf16Operand& b, int threads) {
+    std::vector<float> c(s.m * (s.n + 3), std::numeric_limits<float>::quiet_NaN());
+    EXPECT_TRUE(gemm_amx_weight_direct(args(s, a, b, c.data(), s.n + 3), threads));
+    return c;
+  };
+  std::vector<Shape3> shapes;
+  for (int64_t m : {1, 2, 15, 16, 17, 31, 32, 33, 48, 64})
+    for (int64_t k : {1, 31, 32, 33, 100}) shapes.push_back({m, k, m % 2 ? 49 : 32});
+  for (int64_t n : {1, 15, 16, 17, 33, 64, 97}) shapes.push_back({5, 64, n});
+  for (const Shape3& s : shapes) {
+    Bf16Operand a(s.m, s.k, Layout::kRowMajor, rng), b(s.k, s.n, Layout::kTransposed, rng);
+    check_against_reference(direct(s, a, b, 1), s.n + 3, a, b, s,
+                            std::numeric_limits<float>::epsilon(),
+                            describe(s, Layout::kRowMajor, Layout::kTransposed, "amx direct"));
+  }
+  for (Layout la : {Layout::kTransposed, Layout::kStrided}) {
+    Shape3 s{19, 70, 45};
+    Bf16Operand a(s.m, s.k, la, rng), b(s.k, s.n, Layout::kTransposed, rng);
+    check_against_reference(direct(s, a, b, 1), s.n + 3, a, b, s,
+                            std::numeric_limits<float>::epsilon(),
+                            describe(s, la, Layout::kTransposed, "amx direct"));
+  }
+  Shape3 big{64, 1000, 700};
+  Bf16Operand a(big.m, big.k, Layout::kRowMajor, rng), b(big.k, big.n, Layout::kTransposed, rng);
+  std::vector<float> one = direct(big, a, b, 1), two = direct(big, a, b, 2);
+  EXPECT_EQ(std::memcmp(one.data(), two.data(), one.size() * sizeof(float)), 0);
+  check_against_reference(two, big.n + 3, a, b, big, std::numeric_limits<float>::epsilon(),
+                          "amx direct, 2 threads");
+  Shape3 tall{65, 8, 8};
+  Bf16Operand ta(tall.m, tall.k, Layout::kRowMajor, rng),
+      tb(tall.k, tall.n, Layout::kRowMajor, rng);
+  std::vector<float> c(tall.m * tall.n);
+  EXPECT_FALSE(gemm_amx_weight_direct(args(tall, ta, tb, c.data(), tall.n), 1));
+  tall.m = 64;
+  EXPECT_FALSE(gemm_amx_weight_direct(args(tall, ta, tb, c.data(), tall.n), 1));
+}
+
 }  // namespace
 }  // namespace ember::cpu

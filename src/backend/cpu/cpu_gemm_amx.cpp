@@ -6,10 +6,12 @@
 // cpu_gemm_avx512_bf16.cpp); the driver calls it only at cpu_isa() amx, which detected_isa()
 // reports only once Linux has granted this process the tile data.
 #include <immintrin.h>
+#include <omp.h>
 
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <vector>
 
 #include "backend/cpu/cpu_gemm_bf16.h"
 
@@ -179,5 +181,144 @@ constinit const GemmKernelBF16 kGemmAmxBF16{
     .kgroup = kBlock,
     .block = &amx_block,
 };
+
+}  // namespace ember::cpu
+
+namespace ember::cpu {
+
+namespace {
+
+constexpr int64_t kDirectMaxRows = 64;
+
+// Rows n0.. (16, `rows` of them valid) of W, columns k0.. (32, `cols` valid) as an a tile in tmm4
+// (T = 0) or tmm5 (T = 1): straight from W when whole, else through a zero-padded buffer.
+template <int T>
+EMBER_AMX_TARGET void load_weight_tile(const BFloat16* w, int64_t ldw, int rows, int cols,
+                                       BFloat16* buf) {
+  if (rows == kTile && cols == kBlock) {
+    if constexpr (T == 0)
+      _tile_loadd(4, w, ldw * sizeof(BFloat16));
+    else
+      _tile_loadd(5, w, ldw * sizeof(BFloat16));
+    return;
+  }
+  std::fill_n(buf, kTile * kBlock, BFloat16());
+  for (int r = 0; r < rows; ++r) std::copy_n(w + r * ldw, cols, buf + r * kBlock);
+  memory_barrier();
+  if constexpr (T == 0)
+    _tile_loadd(4, buf, 64);
+  else
+    _tile_loadd(5, buf, 64);
+}
+
+// c^T tile (n 16 x m 16) from its tile register into c (m x n), `rows` n and `cols` m valid.
+EMBER_AMX_TARGET void write_transposed(const float* buf, float* c, int64_t ldc, int rows,
+                                       int cols) {
+  memory_barrier();
+  for (int mm = 0; mm < cols; ++mm)
+    for (int nn = 0; nn < rows; ++nn) c[mm * ldc + nn] = buf[nn * kTile + mm];
+}
+
+// c^T (rows n <= 32 from n0, cols m <= 32 from the packed x panel) = W rows @ x panel^T.
+template <int RT, int CT>
+EMBER_AMX_TARGET void direct_block(const GemmArgs<float, BFloat16>& g, const BFloat16* xpanel,
+                                   int64_t kp, int64_t n0, int rows, int64_t m0, int cols) {
+  alignas(64) BFloat16 wbuf[kTile * kBlock];
+  alignas(64) float cbuf[kTile * kTile];
+  const int64_t ldw = g.b_cs;
+  const BFloat16* w = g.b + n0 * ldw;
+  const int rows0 = std::min(rows, kTile), rows1 = rows - kTile;
+  const int cols0 = std::min(cols, kTile), cols1 = cols - kTile;
+  _tile_zero(0);
+  if constexpr (CT == 2) _tile_zero(1);
+  if constexpr (RT == 2) _tile_zero(2);
+  if constexpr (RT == 2 && CT == 2) _tile_zero(3);
+  const BFloat16* x1 = xpanel + kTile * kp;
+  for (int64_t k0 = 0; k0 < kp; k0 += kBlock) {
+    const int kcols = static_cast<int>(std::min<int64_t>(kBlock, g.k - k0));
+    load_weight_tile<0>(w + k0, ldw, rows0, kcols, wbuf);
+    _tile_loadd(6, xpanel + k0 * kTile, 64);
+    _tile_dpbf16ps(0, 4, 6);
+    if constexpr (CT == 2) {
+      _tile_loadd(7, x1 + k0 * kTile, 64);
+      _tile_dpbf16ps(1, 4, 7);
+    }
+    if constexpr (RT == 2) {
+      load_weight_tile<1>(w + kTile * ldw + k0, ldw, rows1, kcols, wbuf);
+      _tile_dpbf16ps(2, 5, 6);
+      if constexpr (CT == 2) _tile_dpbf16ps(3, 5, 7);
+    }
+  }
+  float* c = g.c + m0 * g.ldc + n0;
+  _tile_stored(0, cbuf, 64);
+  write_transposed(cbuf, c, g.ldc, rows0, cols0);
+  if constexpr (CT == 2) {
+    _tile_stored(1, cbuf, 64);
+    write_transposed(cbuf, c + kTile * g.ldc, g.ldc, rows0, cols1);
+  }
+  if constexpr (RT == 2) {
+    _tile_stored(2, cbuf, 64);
+    write_transposed(cbuf, c + kTile, g.ldc, rows1, cols0);
+  }
+  if constexpr (RT == 2 && CT == 2) {
+    _tile_stored(3, cbuf, 64);
+    write_transposed(cbuf, c + kTile * g.ldc + kTile, g.ldc, rows1, cols1);
+  }
+}
+
+// The n blocks [begin, end) of 32 against every packed x panel, on this thread's tiles.
+EMBER_AMX_TARGET void direct_range(const GemmArgs<float, BFloat16>& g, const BFloat16* xpack,
+                                   int64_t kp, int64_t begin, int64_t end) {
+  _tile_loadconfig(&kConfig);
+  for (int64_t nb = begin; nb < end; ++nb) {
+    const int64_t n0 = nb * kBlock;
+    const int rows = static_cast<int>(std::min<int64_t>(kBlock, g.n - n0));
+    for (int64_t m0 = 0; m0 < g.m; m0 += kBlock) {
+      const int cols = static_cast<int>(std::min<int64_t>(kBlock, g.m - m0));
+      const BFloat16* xpanel = xpack + m0 * kp;
+      if (rows > kTile && cols > kTile)
+        direct_block<2, 2>(g, xpanel, kp, n0, rows, m0, cols);
+      else if (rows > kTile)
+        direct_block<2, 1>(g, xpanel, kp, n0, rows, m0, cols);
+      else if (cols > kTile)
+        direct_block<1, 2>(g, xpanel, kp, n0, rows, m0, cols);
+      else
+        direct_block<1, 1>(g, xpanel, kp, n0, rows, m0, cols);
+    }
+  }
+  _tile_release();
+}
+
+thread_local std::vector<BFloat16> direct_xpack;
+
+}  // namespace
+
+bool gemm_amx_weight_direct(const GemmArgs<float, BFloat16>& g, int threads) {
+  if (g.m > kDirectMaxRows || g.b_rs != 1 || g.m <= 0 || g.n <= 0 || g.k <= 0) return false;
+  // x^T as a b operand (k x m, columns contiguous when x's rows are), packed as b panels.
+  GemmArgs<float, BFloat16> gx = g;
+  gx.b = g.a;
+  gx.b_rs = g.a_cs;
+  gx.b_cs = g.a_rs;
+  const int64_t kp = (g.k + kBlock - 1) / kBlock * kBlock;
+  const int64_t mp = (g.m + kBlock - 1) / kBlock * kBlock;
+  direct_xpack.resize(static_cast<size_t>(mp * kp));
+  bf16_pack::pack_b(gx, 0, g.k, 0, g.m, direct_xpack.data());
+  const BFloat16* xpack = direct_xpack.data();
+  const int64_t blocks = (g.n + kBlock - 1) / kBlock;
+  // About 2^20 multiply-adds per thread at least (as cpu::gemm's 2^17 per thread, for the tiles).
+  const int nt = static_cast<int>(
+      std::clamp<int64_t>(g.m * g.n * g.k >> 20, 1, std::min<int64_t>(threads, blocks)));
+  if (nt == 1 || omp_in_parallel()) {
+    direct_range(g, xpack, kp, 0, blocks);
+    return true;
+  }
+#pragma omp parallel num_threads(nt)
+  {
+    const int t = omp_get_thread_num();
+    direct_range(g, xpack, kp, blocks * t / nt, blocks * (t + 1) / nt);
+  }
+  return true;
+}
 
 }  // namespace ember::cpu

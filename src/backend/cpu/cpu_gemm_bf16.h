@@ -27,6 +27,14 @@ const GemmKernelBF16* gemm_kernel_bf16(CpuIsa isa);
 
 extern const GemmKernelBF16 kGemmAmxBF16, kGemmAvx512Bf16BF16;
 
+// c = a @ b for a product with few rows (m <= 64) and b a transposed weight (b_rs == 1: a Linear's
+// x @ W^T) on the AMX tiles, without packing b: it computes c^T = W x^T, W's rows loaded as a
+// tiles straight from memory (through a zero-padded 16 x 32 buffer at the k and n edges) and x,
+// packed once, as the b tiles; every element sums all of k in one order, whatever `threads` (the
+// columns of c are split among them). Returns false, doing nothing, for other shapes and layouts.
+// Only at cpu_isa() amx.
+bool gemm_amx_weight_direct(const GemmArgs<float, BFloat16>& g, int threads);
+
 namespace bf16_pack {
 // The packers of the layouts above, a in micro-panels of 14 or 32 rows (AVX-512 code: only for
 // CPUs at avx512_bf16 or above).

@@ -77,6 +77,9 @@ void gemm_batches(const cpu::GemmKernel<T, S, P>& kernel, T* c, const View& a, c
                           .b_cs = b.strides[2],
                           .c = c + i * M * N,
                           .ldc = N};
+    if constexpr (std::is_same_v<P, BFloat16>) {
+      if (&kernel == &cpu::kGemmAmxBF16 && cpu::gemm_amx_weight_direct(g, threads)) return;
+    }
     cpu::gemm(kernel, g, threads);
   };
   int threads = omp_get_max_threads();
