@@ -232,6 +232,21 @@ TEST_P(HalfTensorTest, MatmulOnBFloat16DotProductsIsCloseToTheWideningPath) {
         << i;
 }
 
+// A Linear without bias large enough for the GEMM (AMX or AVX512-BF16 for bfloat16 where the CPU
+// has them, also in the backward's two products): gradients within 16-bit precision of float32's.
+TEST_P(HalfTensorTest, LinearGradientsThroughTheGemm) {
+  Tensor x = randn({40, 300}).to(device(), dtype()).requires_grad_();
+  Tensor w = (randn({90, 300}) * 0.05).to(device(), dtype()).requires_grad_();
+  Tensor g = randn({40, 90}).to(device(), dtype());
+  (F::linear(x, w) * g).sum().backward();
+  Tensor x32 = x.detach().to(kFloat32).requires_grad_();
+  Tensor w32 = w.detach().to(kFloat32).requires_grad_();
+  (F::linear(x32, w32) * g.to(kFloat32)).sum().backward();
+  EXPECT_EQ(x.grad().dtype(), dtype());
+  EXPECT_TRUE(tensor_close(x.grad().cpu().to(kFloat32), x32.grad().cpu(), 4 * rtol(), 2e-2));
+  EXPECT_TRUE(tensor_close(w.grad().cpu().to(kFloat32), w32.grad().cpu(), 4 * rtol(), 1e-1));
+}
+
 TEST_P(HalfTensorTest, GradientsFlowInTheParameterDtype) {
   Tensor a = randn({5, 7}).to(device(), dtype()).requires_grad_();
   Tensor b = randn({7, 3}).to(device(), dtype());
