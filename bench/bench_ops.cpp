@@ -1,12 +1,15 @@
 // bench/bench_ops.cpp: Google Benchmark micro benchmarks of ember alone, for machines without
 // LibTorch -- per-op dispatch cost on tiny tensors (with and without autograd), the tutorial's
 // training step and an MLP step, memory-bound element-wise ops and reductions at 32M floats, row
-// softmax and sgemm, next to the machine's limits measured in the same run (FMA peak, memcpy).
+// softmax, sgemm and bfloat16 GEMM (square and the language models' Linear shapes, on the
+// matrix units and on the widening path), next to the machine's limits measured in the same run
+// (FMA peak, AMX-BF16 peak, memcpy).
 // Run: ./build/bench/bench/ember_bench (see docs/PERFORMANCE.md for the numbers measured so far).
 #include <benchmark/benchmark.h>
 
 #include <cstdint>
 
+#include "amx_peak.h"
 #include "chain10.h"
 #include "ember/ember.h"
 #include "fma_peak.h"
@@ -172,6 +175,68 @@ BENCHMARK(BM_Sgemm)
     ->Unit(benchmark::kMillisecond)
     ->MinTime(0.5)
     ->UseRealTime();
+
+// bfloat16 a (m x k) @ b (k x n), float32 accumulation, one rounding: the AMX or AVX512-BF16
+// kernel at those levels, else (and with widen = 1) operands widened to float32 while packed.
+// b is a Linear weight (n x k, transposed) when weight = 1, as in the language models.
+void bf16_gemm(benchmark::State& state, int64_t m, int64_t k, int64_t n, bool weight, bool widen) {
+  ember::set_bf16_matmul_reduced_precision_reduction(!widen);
+  ember::Tensor a = ember::randn({m, k}).to(ember::kBFloat16);
+  ember::Tensor w =
+      ember::randn(weight ? ember::Shape{n, k} : ember::Shape{k, n}).to(ember::kBFloat16);
+  for (auto _ : state) {
+    ember::Tensor c = weight ? ember::nn::functional::linear(a, w) : ember::mm(a, w);
+    benchmark::DoNotOptimize(c.raw_data_ptr());
+  }
+  ember::set_bf16_matmul_reduced_precision_reduction(true);
+  state.counters["FLOP/s"] = benchmark::Counter(2.0 * static_cast<double>(m * n * k),
+                                                benchmark::Counter::kIsIterationInvariantRate,
+                                                benchmark::Counter::OneK::kIs1000);
+}
+
+// Square, both operands row-major (args: n, widen).
+void BM_Bf16Gemm(benchmark::State& state) {
+  const int64_t n = state.range(0);
+  bf16_gemm(state, n, n, n, false, state.range(1) != 0);
+}
+BENCHMARK(BM_Bf16Gemm)
+    ->ArgNames({"n", "widen"})
+    ->Args({1024, 0})
+    ->Args({1024, 1})
+    ->Args({4096, 0})
+    ->Args({4096, 1})
+    ->Unit(benchmark::kMillisecond)
+    ->MinTime(0.5)
+    ->UseRealTime();
+
+// Linear(k -> n) on m rows (args: m, k, n, widen): decode (m of 1 to 64) and the GPT's shapes.
+void BM_Bf16Linear(benchmark::State& state) {
+  bf16_gemm(state, state.range(0), state.range(1), state.range(2), true, state.range(3) != 0);
+}
+BENCHMARK(BM_Bf16Linear)
+    ->ArgNames({"m", "k", "n", "widen"})
+    ->ArgsProduct({{1, 16, 64}, {512, 4096}, {512, 4096}, {0, 1}})
+    ->Unit(benchmark::kMillisecond)
+    ->MinTime(0.2)
+    ->UseRealTime();
+
+// The limit of the bfloat16 rows at the amx level: tile multiply-adds on ember's threads.
+void BM_AmxPeakLimit(benchmark::State& state) {
+  double seconds = 0, flops = 0;
+  for (auto _ : state) {
+    ember_bench::PeakRun run = ember_bench::measure_amx_peak(ember::get_num_threads());
+    if (run.flops == 0) {
+      state.SkipWithError("ember's level is not amx");
+      return;
+    }
+    state.SetIterationTime(run.seconds);
+    seconds += run.seconds;
+    flops += run.flops;
+    state.SetLabel(run.isa);
+  }
+  state.counters["FLOP/s"] = benchmark::Counter(flops / seconds);
+}
+BENCHMARK(BM_AmxPeakLimit)->Unit(benchmark::kMillisecond)->UseManualTime()->Iterations(3);
 
 // The limit of the sgemm rows: float32 FMA throughput with the widest vectors, on ember's threads.
 void BM_FmaPeakLimit(benchmark::State& state) {

@@ -70,7 +70,7 @@ PeakRun measure_fma_peak(int threads) {
   float (*body)(int64_t) = chains_sse2;
   run.isa = "baseline (SSE2 mul+add)";
   const std::string isa = ember::get_cpu_capability();
-  if (isa == "avx512") {
+  if (isa == "avx512" || isa == "avx512_bf16" || isa == "amx") {
     body = chains_avx512;
     lanes = 16;
     run.isa = "AVX-512";

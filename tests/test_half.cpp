@@ -187,7 +187,14 @@ TEST_P(HalfTensorTest, ReductionsAccumulateInFloat) {
                            r.to(dtype()).to(kFloat32).sum({0}), rtol(), 1e-2));
 }
 
+// Asks for the widening bfloat16 GEMM (one product at a time, as float32 adds them) for a scope.
+struct WideningBf16Matmul {
+  WideningBf16Matmul() { set_bf16_matmul_reduced_precision_reduction(false); }
+  ~WideningBf16Matmul() { set_bf16_matmul_reduced_precision_reduction(true); }
+};
+
 TEST_P(HalfTensorTest, MatmulSoftmaxAndConvComputeInFloat32) {
+  WideningBf16Matmul exact;
   Tensor a = randn({33, 70}).to(device(), dtype()), b = randn({70, 41}).to(device(), dtype());
   // The product of the 16-bit values in float32, rounded once.
   Tensor want = mm(a.to(kFloat32), b.to(kFloat32)).to(dtype());
@@ -205,6 +212,39 @@ TEST_P(HalfTensorTest, MatmulSoftmaxAndConvComputeInFloat32) {
   EXPECT_EQ(c.dtype(), dtype());
   EXPECT_TRUE(tensor_equal(c.cpu(), F::conv2d(img.to(kFloat32), k.to(kFloat32)).to(dtype()).cpu()));
   EXPECT_EQ(F::max_pool2d(img, {2, 2}).dtype(), dtype());
+}
+
+// By default a CPU with bfloat16 dot products (EMBER_CPU_ISA amx, avx512_bf16) adds the products
+// of bfloat16 operands in pairs: the result, still accumulated in float32 and rounded once, is
+// within a bfloat16 rounding of the widening path's, for mm, bmm and linear alike.
+TEST_P(HalfTensorTest, MatmulOnBFloat16DotProductsIsCloseToTheWideningPath) {
+  EXPECT_TRUE(get_bf16_matmul_reduced_precision_reduction());
+  Tensor a = randn({3, 70, 300}).to(device(), dtype()), b = randn({300, 90}).to(device(), dtype());
+  Tensor w = b.t().contiguous();
+  std::vector<Tensor> fast = {matmul(a, b), F::linear(a, w), bmm(a, b.expand({3, 300, 90}))};
+  std::vector<Tensor> exact;
+  {
+    WideningBf16Matmul widening;
+    exact = {matmul(a, b), F::linear(a, w), bmm(a, b.expand({3, 300, 90}))};
+  }
+  for (size_t i = 0; i < fast.size(); ++i)
+    EXPECT_TRUE(tensor_close(fast[i].cpu().to(kFloat32), exact[i].cpu().to(kFloat32), 8e-3, 1e-2))
+        << i;
+}
+
+// A Linear without bias large enough for the GEMM (AMX or AVX512-BF16 for bfloat16 where the CPU
+// has them, also in the backward's two products): gradients within 16-bit precision of float32's.
+TEST_P(HalfTensorTest, LinearGradientsThroughTheGemm) {
+  Tensor x = randn({40, 300}).to(device(), dtype()).requires_grad_();
+  Tensor w = (randn({90, 300}) * 0.05).to(device(), dtype()).requires_grad_();
+  Tensor g = randn({40, 90}).to(device(), dtype());
+  (F::linear(x, w) * g).sum().backward();
+  Tensor x32 = x.detach().to(kFloat32).requires_grad_();
+  Tensor w32 = w.detach().to(kFloat32).requires_grad_();
+  (F::linear(x32, w32) * g.to(kFloat32)).sum().backward();
+  EXPECT_EQ(x.grad().dtype(), dtype());
+  EXPECT_TRUE(tensor_close(x.grad().cpu().to(kFloat32), x32.grad().cpu(), 4 * rtol(), 2e-2));
+  EXPECT_TRUE(tensor_close(w.grad().cpu().to(kFloat32), w32.grad().cpu(), 4 * rtol(), 1e-1));
 }
 
 TEST_P(HalfTensorTest, GradientsFlowInTheParameterDtype) {

@@ -384,11 +384,12 @@ TEST_P(MatmulTest, Float32BatchedProductsMatchReference) {
                            expected(reference_bmm(c, de), {9, 20, 17}), 1e-5, 1e-5));
 }
 
-// ember's own GEMM never splits K among threads, so float32 and float64 products give the same bits
-// on any thread count, at every instruction-set level (CI runs this under each EMBER_CPU_ISA).
+// ember's own GEMM never splits K among threads, so float32, float64 and bfloat16 products (the
+// last on AMX or AVX512-BF16 where the level has them) give the same bits on any thread count, at
+// every instruction-set level (CI runs this under each EMBER_CPU_ISA).
 TEST_P(MatmulTest, FloatResultsDoNotDependOnThreadCount) {
   int saved = get_num_threads();
-  for (DType dt : {kFloat32, kFloat64}) {
+  for (DType dt : {kFloat32, kFloat64, kBFloat16}) {
     Generator gen(14);
     // Column split, row split (few columns), a multi-block K, and a batch of small matrices.
     std::vector<std::pair<Tensor, Tensor>> cases;

@@ -11,9 +11,11 @@ namespace ember::nn::functional {
 // dims into N; 1-D input goes through matmul.
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
   // float16 and bfloat16: the product and the bias add in float32, rounded once (addmm's rule).
+  // Without a bias the 16-bit mm is that already (float32 accumulation, one rounding) and keeps
+  // the operands in 16 bits: the CPU's AMX / AVX512-BF16 GEMM reads them as they are.
   if (std::vector<Tensor> low; autocast_lower_all({&x, &weight, &bias}, low))
     return linear(low[0], low[1], low[2]);
-  if (is_reduced_float(x.dtype())) {
+  if (is_reduced_float(x.dtype()) && (bias.defined() || weight.dtype() != x.dtype())) {
     autocast_detail::Suspend no_autocast;
     return linear(to_opmath(x), to_opmath(weight), to_opmath(bias)).to(x.dtype());
   }

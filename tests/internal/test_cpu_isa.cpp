@@ -41,19 +41,21 @@ TEST(CpuIsa, TheVariableCapsTheDetectedLevel) {
   const CpuIsa best = detected_isa();
   EXPECT_EQ(resolve_with("baseline"), CpuIsa::kBaseline);
   EXPECT_EQ(resolve_with("avx2"), std::min(best, CpuIsa::kAvx2));
-  EXPECT_EQ(resolve_with("avx512"), best);
+  EXPECT_EQ(resolve_with("avx512"), std::min(best, CpuIsa::kAvx512));
+  EXPECT_EQ(resolve_with("avx512_bf16"), std::min(best, CpuIsa::kAvx512Bf16));
+  EXPECT_EQ(resolve_with("amx"), best);
   EXPECT_EQ(resolve_with(""), best);
 }
 
 TEST(CpuIsa, OtherValuesAreAnErrorThatSaysWhatToSet) {
-  for (const char* bad : {"sse2", "AVX2", "avx-512", "2"}) {
+  for (const char* bad : {"sse2", "AVX2", "avx-512", "2", "avx512bf16", "amx_bf16"}) {
     try {
       resolve_with(bad);
       ADD_FAILURE() << bad << " was accepted";
     } catch (const Error& e) {
       std::string what = e.what();
       EXPECT_NE(what.find(std::string("EMBER_CPU_ISA='") + bad + "'"), std::string::npos) << what;
-      EXPECT_NE(what.find("avx512, avx2 or baseline"), std::string::npos) << what;
+      EXPECT_NE(what.find("amx, avx512_bf16, avx512, avx2 or baseline"), std::string::npos) << what;
     }
   }
 }
@@ -63,7 +65,7 @@ TEST(CpuIsa, TheLevelInForceIsTheOneReported) {
   EXPECT_EQ(get_cpu_capability(), isa_name(cpu_isa()));
   // Under a cap the suite runs what a CPU of that level would (CI runs it so at every level).
   if (const char* cap = std::getenv("EMBER_CPU_ISA"); cap && *cap) {
-    for (CpuIsa isa : {CpuIsa::kBaseline, CpuIsa::kAvx2, CpuIsa::kAvx512}) {
+    for (CpuIsa isa : kAllCpuIsas) {
       if (isa_name(isa) == cap && isa <= detected_isa()) {
         EXPECT_EQ(get_cpu_capability(), cap);
       }
@@ -80,6 +82,8 @@ TEST(CpuIsa, DetectionMatchesTheCpuWhenTold) {
 }
 
 TEST(CpuIsa, LevelsHaveTheVariablesNames) {
+  EXPECT_EQ(isa_name(CpuIsa::kAmx), "amx");
+  EXPECT_EQ(isa_name(CpuIsa::kAvx512Bf16), "avx512_bf16");
   EXPECT_EQ(isa_name(CpuIsa::kAvx512), "avx512");
   EXPECT_EQ(isa_name(CpuIsa::kAvx2), "avx2");
   EXPECT_EQ(isa_name(CpuIsa::kBaseline), "baseline");

@@ -14,68 +14,12 @@
 #include <vector>
 
 #include "backend/cpu/cpu_gemm.h"
+#include "gemm_test_operands.h"
 
 namespace ember::cpu {
 namespace {
 
-// An operand (rows, cols) in one of three layouts, over a buffer it owns.
-enum class Layout { kRowMajor, kTransposed, kStrided };
-
-template <class T>
-struct Operand {
-  std::vector<T> data;
-  int64_t rs = 0, cs = 0;
-  Operand(int64_t rows, int64_t cols, Layout layout, std::mt19937& rng) {
-    std::uniform_real_distribution<double> dist(-0.5, 0.5);
-    switch (layout) {
-      case Layout::kRowMajor:
-        rs = cols, cs = 1;
-        break;
-      case Layout::kTransposed:
-        rs = 1, cs = rows;
-        break;
-      case Layout::kStrided:  // every other element of every other row of a (2 rows, 2 cols)
-        rs = 4 * cols, cs = 2;
-        break;
-    }
-    data.resize((rows - 1) * rs + (cols - 1) * cs + 1);
-    for (T& x : data) x = static_cast<T>(static_cast<float>(dist(rng)));
-  }
-  T at(int64_t i, int64_t j) const { return data[i * rs + j * cs]; }
-  // The same operand widened to float32, same layout.
-  Operand<float> widened() const {
-    Operand<float> w;
-    w.rs = rs, w.cs = cs;
-    for (T x : data) w.data.push_back(static_cast<float>(x));
-    return w;
-  }
-  Operand() = default;
-};
-
-struct Shape3 {
-  int64_t m, k, n;
-};
-
-template <class T, class S>
-GemmArgs<T, S> args(const Shape3& s, const Operand<S>& a, const Operand<S>& b, T* c, int64_t ldc) {
-  return {.m = s.m,
-          .n = s.n,
-          .k = s.k,
-          .a = a.data.data(),
-          .a_rs = a.rs,
-          .a_cs = a.cs,
-          .b = b.data.data(),
-          .b_rs = b.rs,
-          .b_cs = b.cs,
-          .c = c,
-          .ldc = ldc};
-}
-
-std::string describe(const Shape3& s, Layout la, Layout lb, const char* kernel) {
-  return std::string(kernel) + " m=" + std::to_string(s.m) + " k=" + std::to_string(s.k) +
-         " n=" + std::to_string(s.n) + " a layout " + std::to_string(static_cast<int>(la)) +
-         " b layout " + std::to_string(static_cast<int>(lb));
-}
+using namespace gemm_test;
 
 // The float32 kernel of the level `kernel` (16-bit operands) runs at.
 template <class T, class S>
@@ -105,29 +49,8 @@ void check_product(const GemmKernel<T, S>& kernel, const Shape3& s, Layout la, L
     EXPECT_EQ(std::memcmp(c.data(), want.data(), c.size() * sizeof(T)), 0)
         << describe(s, la, lb, kernel.name) << " differs from " << twin->name;
   }
-  const double eps = std::numeric_limits<T>::epsilon();
-  int bad = 0;
-  for (int64_t i = 0; i < s.m && bad < 5; ++i) {
-    for (int64_t j = 0; j < s.n && bad < 5; ++j) {
-      double want = 0, mag = 0;
-      for (int64_t p = 0; p < s.k; ++p) {
-        double t = static_cast<double>(a.at(i, p)) * static_cast<double>(b.at(p, j));
-        want += t;
-        mag += std::abs(t);
-      }
-      double got = c[i * ldc + j];
-      if (!(std::abs(got - want) <= 2 * s.k * eps * mag + 1e-30)) {
-        ADD_FAILURE() << describe(s, la, lb, kernel.name) << " c[" << i << "][" << j
-                      << "] = " << got << ", want " << want;
-        ++bad;
-      }
-    }
-    for (int64_t j = s.n; j < ldc; ++j)
-      if (!std::isnan(c[i * ldc + j])) {
-        ADD_FAILURE() << describe(s, la, lb, kernel.name) << " wrote c's padding at row " << i;
-        ++bad;
-      }
-  }
+  check_against_reference(c, ldc, a, b, s, std::numeric_limits<T>::epsilon(),
+                          describe(s, la, lb, kernel.name));
 }
 
 // Shapes on and around the kernel's tile (mr, nr) and block (kc, nb, mc) edges.

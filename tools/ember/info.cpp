@@ -16,9 +16,9 @@ int run_info() {
   std::cout << "mps available:   " << mps::is_available() << "\n";
   std::cout << "auto device:     " << best_device() << "\n";
   std::cout << "cuda build:      " << (cuda::is_built() ? "yes" : "built without CUDA") << "\n";
-  std::cout
-      << "cpu isa:         " << get_cpu_capability()
-      << " (ember's own GEMM and vector kernels; cap with EMBER_CPU_ISA=avx512|avx2|baseline)\n";
+  std::cout << "cpu isa:         " << get_cpu_capability()
+            << " (ember's own GEMM and vector kernels; cap with "
+               "EMBER_CPU_ISA=amx|avx512_bf16|avx512|avx2|baseline)\n";
   std::cout << "cpu threads:     " << get_num_threads() << "\n";
   std::cout << "distributed:     gloo "
             << (distributed::is_gloo_available() ? "yes" : "no (built without libgloo-dev)")

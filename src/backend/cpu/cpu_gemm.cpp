@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <atomic>
 
+#include "backend/cpu/cpu_gemm_bf16.h"
 #include "core/host_allocator.h"
 
 namespace ember::cpu {
@@ -34,38 +35,44 @@ int64_t balanced_block(int64_t n, int64_t max_block, int64_t multiple) {
 // Block sizes of one thread's product: they depend on the operand shapes only, and the K blocks
 // on K only, so every element of c sums the same K blocks in the same order on any thread.
 struct Blocks {
-  int64_t mc, kc, nb;
-  template <class T, class S>
-  Blocks(const GemmKernel<T, S>& kern, const GemmArgs<T, S>& g)
+  int64_t mc, kc, nb, kp;  // kp: kc rounded up to the kernel's kgroup
+  template <class T, class S, class P>
+  Blocks(const GemmKernel<T, S, P>& kern, const GemmArgs<T, S>& g)
       : mc(balanced_block(g.m, kern.mc, kern.mr)),
-        kc(balanced_block(g.k, kern.kc, 1)),
-        nb(balanced_block(g.n, kern.nb, kern.nr)) {}
-  int64_t elements() const { return mc * kc + kc * nb; }
+        kc(balanced_block(g.k, kern.kc, kern.kgroup)),
+        nb(balanced_block(g.n, kern.nb, kern.nr)),
+        kp(ceil_div(kc, kern.kgroup) * kern.kgroup) {}
+  int64_t elements() const { return mc * kp + kp * nb; }
 };
 
 // Runs the micro-kernel over all a panels of the packed block (rows x kc) x the packed b block
-// (kc x cols) into c at (row0, col0).
-template <class T, class S>
-void compute_block(const GemmKernel<T, S>& kern, const GemmArgs<T, S>& g, const T* apack,
-                   int64_t row0, int64_t rows, const T* bpack, int64_t col0, int64_t cols,
+// (kc x cols) into c at (row0, col0); the micro-panels hold kp = kc rounded up to kgroup.
+template <class T, class S, class P>
+void compute_block(const GemmKernel<T, S, P>& kern, const GemmArgs<T, S>& g, const P* apack,
+                   int64_t row0, int64_t rows, const P* bpack, int64_t col0, int64_t cols,
                    int64_t kc, bool accumulate) {
+  if (kern.block) {
+    kern.block(g, apack, row0, rows, bpack, col0, cols, kc, accumulate);
+    return;
+  }
+  int64_t kp = ceil_div(kc, kern.kgroup) * kern.kgroup;
   for (int64_t r = 0; r < rows; r += kern.mr) {
     int nrow = static_cast<int>(std::min<int64_t>(kern.mr, rows - r));
     auto micro = kern.micro[nrow - 1];
-    const T* ap = apack + r * kc;
+    const P* ap = apack + r * kp;
     for (int64_t j = 0; j < cols; j += kern.nr) {
       int ncol = static_cast<int>(std::min<int64_t>(kern.nr, cols - j));
-      micro(kc, ap, bpack + j * kc, g.c + (row0 + r) * g.ldc + col0 + j, g.ldc, ncol, accumulate);
+      micro(kc, ap, bpack + j * kp, g.c + (row0 + r) * g.ldc + col0 + j, g.ldc, ncol, accumulate);
     }
   }
 }
 
 // c = a @ b on the calling thread, with packing buffers at `buf` (Blocks::elements() of them).
-template <class T, class S>
-void gemm_serial(const GemmKernel<T, S>& kern, const GemmArgs<T, S>& g, T* buf) {
+template <class T, class S, class P>
+void gemm_serial(const GemmKernel<T, S, P>& kern, const GemmArgs<T, S>& g, P* buf) {
   Blocks bl(kern, g);
-  T* apack = buf;
-  T* bpack = buf + bl.mc * bl.kc;
+  P* apack = buf;
+  P* bpack = buf + bl.mc * bl.kp;
   for (int64_t ic = 0; ic < g.m; ic += bl.mc) {
     int64_t rows = std::min(bl.mc, g.m - ic);
     for (int64_t pc = 0; pc < g.k; pc += bl.kc) {
@@ -85,8 +92,8 @@ void gemm_serial(const GemmKernel<T, S>& kern, const GemmArgs<T, S>& g, T* buf) 
 // that packs its own panels: the threads never wait for one another inside the product (waking a
 // sleeping OpenMP thread costs 100-300 us on a busy VM, more than packing the shared operand
 // twice).
-template <class T, class S>
-GemmArgs<T, S> part(const GemmKernel<T, S>& kern, const GemmArgs<T, S>& g, bool split_n, int t,
+template <class T, class S, class P>
+GemmArgs<T, S> part(const GemmKernel<T, S, P>& kern, const GemmArgs<T, S>& g, bool split_n, int t,
                     int nt) {
   GemmArgs<T, S> p = g;
   int64_t unit = split_n ? kern.nr : kern.mr, extent = split_n ? g.n : g.m;
@@ -140,6 +147,8 @@ template <class T, class S>
 const GemmKernel<T, S>& pick(CpuIsa isa, const GemmKernel<T, S>& avx512,
                              const GemmKernel<T, S>& avx2, const GemmKernel<T, S>& baseline) {
   switch (isa) {
+    case CpuIsa::kAmx:
+    case CpuIsa::kAvx512Bf16:
     case CpuIsa::kAvx512:
       return avx512;
     case CpuIsa::kAvx2:
@@ -172,14 +181,20 @@ const GemmKernel<float, Half>& gemm_kernel<float, Half>(CpuIsa isa) {
   return pick(isa, kGemmAvx512F16, kGemmAvx2F16, kGemmBaselineF16);
 }
 
-template <class T, class S>
-void gemm(const GemmKernel<T, S>& kern, const GemmArgs<T, S>& g, int threads) {
+const GemmKernelBF16* gemm_kernel_bf16(CpuIsa isa) {
+  if (isa == CpuIsa::kAmx) return &kGemmAmxBF16;
+  if (isa == CpuIsa::kAvx512Bf16) return &kGemmAvx512Bf16BF16;
+  return nullptr;
+}
+
+template <class T, class S, class P>
+void gemm(const GemmKernel<T, S, P>& kern, const GemmArgs<T, S>& g, int threads) {
   // Below about 2^17 multiply-adds per thread, waking a second thread costs more than it saves.
   int64_t work = g.m * g.n * g.k;
   int nt = static_cast<int>(std::clamp<int64_t>(work >> 17, 1, std::max(threads, 1)));
   if (omp_in_parallel()) nt = 1;
   if (nt == 1) {
-    gemm_serial(kern, g, static_cast<T*>(scratch.get(Blocks(kern, g).elements() * sizeof(T))));
+    gemm_serial(kern, g, static_cast<P*>(scratch.get(Blocks(kern, g).elements() * sizeof(P))));
     return;
   }
   // Split the dimension whose packing the threads then share the least of: columns duplicate the
@@ -191,15 +206,15 @@ void gemm(const GemmKernel<T, S>& kern, const GemmArgs<T, S>& g, int threads) {
   int64_t elements = 0;
   for (int t = 0; t < nt; ++t)
     elements = std::max(elements, Blocks(kern, part(kern, g, split_n, t, nt)).elements());
-  elements = (elements + 15) / 16 * 16;
-  T* base = static_cast<T*>(scratch.get(elements * nt * sizeof(T)));
+  elements = (elements + 31) / 32 * 32;  // each thread's buffer on a 64-byte boundary
+  P* base = static_cast<P*>(scratch.get(elements * nt * sizeof(P)));
   // Parts are handed out first come, first served: when the OS starts a thread late, the others
   // have taken its part and it only has to arrive at the region's end. Which thread computes a
   // part does not change the result.
   std::atomic<int> next{0};
 #pragma omp parallel num_threads(nt)
   {
-    T* mine = base + omp_get_thread_num() * elements;
+    P* mine = base + omp_get_thread_num() * elements;
     for (int i = next.fetch_add(1); i < nt; i = next.fetch_add(1)) {
       GemmArgs<T, S> p = part(kern, g, split_n, i, nt);
       if (p.m > 0 && p.n > 0) gemm_serial(kern, p, mine);
@@ -211,5 +226,7 @@ template void gemm(const GemmKernel<float>&, const GemmArgs<float>&, int);
 template void gemm(const GemmKernel<double>&, const GemmArgs<double>&, int);
 template void gemm(const GemmKernel<float, BFloat16>&, const GemmArgs<float, BFloat16>&, int);
 template void gemm(const GemmKernel<float, Half>&, const GemmArgs<float, Half>&, int);
+template void gemm(const GemmKernel<float, BFloat16, BFloat16>&, const GemmArgs<float, BFloat16>&,
+                   int);
 
 }  // namespace ember::cpu

@@ -8,6 +8,8 @@
 #define EMBER_GEMM_NS gemm_avx512
 #include "backend/cpu/cpu_gemm_kernel.h"
 
+#include "backend/cpu/cpu_avx512_transpose.h"
+
 namespace ember::cpu {
 namespace gemm_avx512 {
 
@@ -17,19 +19,6 @@ EMBER_GEMM_INLINE __mmask16 mask16(int n) {
 }
 EMBER_GEMM_INLINE __mmask8 mask8(int n) {
   return static_cast<__mmask8>((1u << n) - 1);
-}
-
-// The all-lanes masked forms of unpack and shuffle_f32x4: GCC 12's plain forms start from
-// _mm512_undefined_ps and then warn -Wmaybe-uninitialized.
-EMBER_GEMM_INLINE __m512 unpacklo(__m512 a, __m512 b) {
-  return _mm512_mask_unpacklo_ps(a, 0xFFFF, a, b);
-}
-EMBER_GEMM_INLINE __m512 unpackhi(__m512 a, __m512 b) {
-  return _mm512_mask_unpackhi_ps(a, 0xFFFF, a, b);
-}
-template <int Imm>
-EMBER_GEMM_INLINE __m512 shuffle_lanes(__m512 a, __m512 b) {
-  return _mm512_mask_shuffle_f32x4(a, 0xFFFF, a, b, Imm);
 }
 
 struct VecF32 {
@@ -69,30 +58,7 @@ struct VecF32 {
     return widen_f16(_mm256_maskz_loadu_epi16(mask16(n), p));
   }
   // A 16x16 transpose in registers.
-  EMBER_GEMM_INLINE static void transpose(R r[16]) {
-    R t[16], u[16];
-    for (int i = 0; i < 8; ++i) {
-      t[2 * i] = unpacklo(r[2 * i], r[2 * i + 1]);
-      t[2 * i + 1] = unpackhi(r[2 * i], r[2 * i + 1]);
-    }
-    // u[4i + c], 128-bit lane l: column 4l + c of rows 4i .. 4i + 3.
-    for (int i = 0; i < 4; ++i) {
-      u[4 * i] = _mm512_shuffle_ps(t[4 * i], t[4 * i + 2], 0x44);
-      u[4 * i + 1] = _mm512_shuffle_ps(t[4 * i], t[4 * i + 2], 0xEE);
-      u[4 * i + 2] = _mm512_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0x44);
-      u[4 * i + 3] = _mm512_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0xEE);
-    }
-    for (int c = 0; c < 4; ++c) {
-      R v_lo = shuffle_lanes<0x88>(u[c], u[4 + c]);
-      R v_hi = shuffle_lanes<0xDD>(u[c], u[4 + c]);
-      R w_lo = shuffle_lanes<0x88>(u[8 + c], u[12 + c]);
-      R w_hi = shuffle_lanes<0xDD>(u[8 + c], u[12 + c]);
-      r[c] = shuffle_lanes<0x88>(v_lo, w_lo);
-      r[4 + c] = shuffle_lanes<0x88>(v_hi, w_hi);
-      r[8 + c] = shuffle_lanes<0xDD>(v_lo, w_lo);
-      r[12 + c] = shuffle_lanes<0xDD>(v_hi, w_hi);
-    }
-  }
+  EMBER_GEMM_INLINE static void transpose(R r[16]) { avx512::transpose16(r); }
 };
 
 struct VecF64 {

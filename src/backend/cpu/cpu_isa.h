@@ -1,22 +1,31 @@
 // backend/cpu/cpu_isa.h: the x86 instruction-set level the CPU kernels run at, and clones of a
 // kernel per level dispatched by it.
 //
-// The level is the best this CPU (and its OS) supports -- AVX-512 (x86-64-v4), AVX2 + FMA
-// (x86-64-v3) or the x86-64 baseline -- capped by the environment variable EMBER_CPU_ISA
-// (avx512|avx2|baseline, in the spirit of oneDNN's ONEDNN_MAX_CPU_ISA), read once. Every run-time
-// choice of a CPU kernel goes through cpu_isa(), so a cap runs an AVX-512 machine's kernels
-// exactly as an AVX2 or a baseline machine would.
+// The level is the best this CPU (and its OS) supports -- AMX-BF16 tiles (amx: AVX-512 with
+// AVX512-BF16 and AMX-TILE/AMX-BF16, the OS granting the tile state), AVX512-BF16 (avx512_bf16:
+// x86-64-v4 with vdpbf16ps), AVX-512 (x86-64-v4), AVX2 + FMA (x86-64-v3) or the x86-64 baseline --
+// capped by the environment variable EMBER_CPU_ISA (amx|avx512_bf16|avx512|avx2|baseline, in the
+// spirit of oneDNN's ONEDNN_MAX_CPU_ISA), read once. Every run-time choice of a CPU kernel goes
+// through cpu_isa(), so a cap runs an AMX machine's kernels exactly as an AVX-512, AVX2 or a
+// baseline machine would. The two levels above avx512 differ from it only in the bfloat16 GEMM
+// (cpu_gemm_bf16.h); every other kernel runs its AVX-512 clone there.
 #pragma once
 
 #include <string_view>
 
 namespace ember::cpu {
 
-enum class CpuIsa : int { kBaseline = 0, kAvx2 = 1, kAvx512 = 2 };
+enum class CpuIsa : int { kBaseline = 0, kAvx2 = 1, kAvx512 = 2, kAvx512Bf16 = 3, kAmx = 4 };
 
-// The name EMBER_CPU_ISA uses for a level: "baseline", "avx2" or "avx512".
+// Every level, lowest first.
+inline constexpr CpuIsa kAllCpuIsas[] = {CpuIsa::kBaseline, CpuIsa::kAvx2, CpuIsa::kAvx512,
+                                         CpuIsa::kAvx512Bf16, CpuIsa::kAmx};
+
+// The name EMBER_CPU_ISA uses for a level: "baseline", "avx2", "avx512", "avx512_bf16" or "amx".
 std::string_view isa_name(CpuIsa isa);
-// The best level this CPU supports, ignoring EMBER_CPU_ISA.
+// The best level this CPU supports, ignoring EMBER_CPU_ISA. On Linux, amx needs the process's
+// permission to use the tile data (arch_prctl ARCH_REQ_XCOMP_PERM, requested here once): when the
+// kernel refuses it the level is avx512_bf16.
 CpuIsa detected_isa();
 
 namespace detail {
@@ -61,6 +70,8 @@ struct IsaClones<Kernel, R (*)(A...)> {
   static R call(A... a) {
 #if defined(EMBER_HAVE_ISA_CLONES)
     switch (cpu_isa()) {
+      case CpuIsa::kAmx:
+      case CpuIsa::kAvx512Bf16:
       case CpuIsa::kAvx512:
         return avx512(a...);
       case CpuIsa::kAvx2:

@@ -1,14 +1,18 @@
 // backend/cpu/cpu_matmul.cpp: batched matrix multiply -- ember's own GEMM (cpu_gemm.h, the kernel
-// of the CPU's instruction-set level) for float32 and float64, and for bfloat16 and float16
-// operands widened to float32 while packed, accumulated in float32 and rounded once; a plain loop
-// for small products and integer dtypes. Results never depend on the thread count.
+// of the CPU's instruction-set level) for float32 and float64; for bfloat16 the AMX or AVX512-BF16
+// kernel (cpu_gemm_bf16.h) where the level has one and
+// get_bf16_matmul_reduced_precision_reduction() allows it, else, as for float16, operands widened
+// to float32 while packed; 16-bit products accumulate in float32 and are rounded once. A plain
+// loop for small products and integer dtypes. Results never depend on the thread count.
 #include <algorithm>
 
 #include "backend/cpu/cpu_backend.h"
 #include "backend/cpu/cpu_gemm.h"
+#include "backend/cpu/cpu_gemm_bf16.h"
 #include "backend/cpu/cpu_half_convert.h"
 #include "backend/cpu/cpu_loops.h"
 #include "core/host_allocator.h"
+#include "ember/settings.h"
 
 namespace ember {
 
@@ -56,12 +60,11 @@ void small_gemm(T* c, const S* a, int64_t as1, int64_t as2, const S* b, int64_t 
   }
 }
 
-// c (B, M, N, dense) = a (B, M, K) @ b (B, K, N) of S with cpu::gemm, which reads any strides.
-// Many small matrices run one per thread; otherwise each product uses all threads.
-template <class T, class S>
-void gemm_batches(T* c, const View& a, const View& b) {
+// c (B, M, N, dense) = a (B, M, K) @ b (B, K, N) of S with cpu::gemm and `kernel`, which reads
+// any strides. Many small matrices run one per thread; otherwise each product uses all threads.
+template <class T, class S, class P>
+void gemm_batches(const cpu::GemmKernel<T, S, P>& kernel, T* c, const View& a, const View& b) {
   int64_t B = a.sizes[0], M = a.sizes[1], N = b.sizes[2], K = a.sizes[2];
-  const cpu::GemmKernel<T, S>& kernel = cpu::gemm_kernel<T, S>(cpu::cpu_isa());
   auto one = [&](int64_t i, int threads) {
     cpu::GemmArgs<T, S> g{.m = M,
                           .n = N,
@@ -74,6 +77,9 @@ void gemm_batches(T* c, const View& a, const View& b) {
                           .b_cs = b.strides[2],
                           .c = c + i * M * N,
                           .ldc = N};
+    if constexpr (std::is_same_v<P, BFloat16>) {
+      if (&kernel == &cpu::kGemmAmxBF16 && cpu::gemm_amx_weight_direct(g, threads)) return;
+    }
     cpu::gemm(kernel, g, threads);
   };
   int threads = omp_get_max_threads();
@@ -102,7 +108,14 @@ void matmul_into(T* c, const View& a, const View& b) {
                        pb + i * b.strides[0], b.strides[1], b.strides[2], M, N, K);
     return;
   }
-  gemm_batches<T, S>(c, a, b);
+  if constexpr (std::is_same_v<S, BFloat16>) {
+    const cpu::GemmKernelBF16* native = cpu::gemm_kernel_bf16(cpu::cpu_isa());
+    if (native && get_bf16_matmul_reduced_precision_reduction()) {
+      gemm_batches(*native, c, a, b);
+      return;
+    }
+  }
+  gemm_batches(cpu::gemm_kernel<T, S>(cpu::cpu_isa()), c, a, b);
 }
 
 template <class T>
