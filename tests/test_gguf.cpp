@@ -1,7 +1,9 @@
 // Tests of io::load_gguf against hand-made files (tests/reference/gguf_reference.py builds them
 // byte by byte and computes every tensor's values independently, with numpy, from the values its
 // blocks were packed from): metadata of every value type, tensors of every type ember reads,
-// versions 2 and 3, the alignment; and hostile files, each refused with one clear error.
+// versions 2 and 3, the alignment; the Llama name mapping and the undoing of the converter's q/k
+// row permutation (round trip against a permutation written here from its definition); and
+// hostile files, each refused with one clear error.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -22,6 +24,7 @@ using ember::testing::tensor_equal;
 using io::GgmlType;
 using io::GgufType;
 using io::GgufValue;
+using io::NamedTensors;
 
 std::string fixture(const std::string& name) {
   return std::string(EMBER_REFERENCE_DIR) + "/fixtures/gguf/" + name;
@@ -249,6 +252,135 @@ TEST(Gguf, Version2WithTheDefaultAlignment) {
     EXPECT_TRUE(tensor_equal(f.tensors[i].second, want.tensors[i].second));
     EXPECT_EQ(f.infos[i].offset % 32, 0u);
   }
+}
+
+TEST(Gguf, LlamaNamesAndRowOrderAsHuggingFaces) {
+  io::GgufFile f = io::load_gguf(fixture("llama_tiny.gguf"));
+  io::SafetensorsFile want = io::load_safetensors(fixture("llama_tiny_hf.safetensors"));
+  io::GgufHfLlama hf = io::gguf_to_hf_llama(f);
+  ASSERT_EQ(hf.tensors.size(), want.tensors.size());
+  for (size_t i = 0; i < hf.tensors.size(); ++i) {
+    SCOPED_TRACE(want.tensors[i].first);
+    EXPECT_EQ(hf.tensors[i].first, want.tensors[i].first);
+    EXPECT_TRUE(tensor_equal(hf.tensors[i].second, want.tensors[i].second));
+  }
+  const io::GgufLlamaConfig& c = hf.config;
+  EXPECT_EQ(c.vocab_size, 12);
+  EXPECT_EQ(c.hidden_size, 32);
+  EXPECT_EQ(c.intermediate_size, 32);
+  EXPECT_EQ(c.num_hidden_layers, 2);
+  EXPECT_EQ(c.num_attention_heads, 4);
+  EXPECT_EQ(c.num_key_value_heads, 2);
+  EXPECT_EQ(c.head_dim, 8);
+  EXPECT_EQ(c.max_position_embeddings, 64);
+  EXPECT_EQ(c.rms_norm_eps, static_cast<double>(1e-5f));
+  EXPECT_EQ(c.rope_theta, 500000.0);
+  EXPECT_FALSE(c.tie_word_embeddings);
+
+  // kept as Q8_0 blocks: the rows of the blocks are put back in order the same way
+  io::GgufFile kept =
+      io::load_gguf(fixture("llama_tiny.gguf"), Device(kCPU), {.keep_quantized = true});
+  io::GgufHfLlama hq = io::gguf_to_hf_llama(kept);
+  ASSERT_EQ(hq.quantized.size(), 2u);
+  EXPECT_EQ(hq.tensors.size() + 2, want.tensors.size());
+  for (const io::GgufTensor& q : hq.quantized) {
+    SCOPED_TRACE(q.name);
+    EXPECT_EQ(q.type, GgmlType::Q8_0);
+    for (const auto& [name, t] : want.tensors) {
+      if (name == q.name) {
+        EXPECT_TRUE(tensor_equal(io::gguf_dequantize(q), t));
+      }
+    }
+  }
+  EXPECT_EQ(hq.quantized[0].name, "model.layers.1.self_attn.q_proj.weight");
+  EXPECT_EQ(hq.quantized[1].name, "model.layers.1.self_attn.k_proj.weight");
+}
+
+// The converter's permutation, from its definition: a weight [rows, in] seen as
+// (heads, 2, head_dim / 2, in) with the two middle axes swapped, so that HF row
+// h * head_dim + s * head_dim / 2 + i becomes row h * head_dim + i * 2 + s.
+Tensor converter_permute(const Tensor& w, int64_t heads) {
+  Tensor c = w.contiguous();
+  const int64_t rows = c.size(0), cols = c.numel() / rows, head_dim = rows / heads;
+  Tensor out = empty_like(c);
+  const float* src = c.data_ptr<float>();
+  float* dst = out.data_ptr<float>();
+  for (int64_t h = 0; h < heads; ++h)
+    for (int64_t s = 0; s < 2; ++s)
+      for (int64_t i = 0; i < head_dim / 2; ++i) {
+        const int64_t from = h * head_dim + s * (head_dim / 2) + i;
+        const int64_t to = h * head_dim + i * 2 + s;
+        std::memcpy(dst + to * cols, src + from * cols, sizeof(float) * static_cast<size_t>(cols));
+      }
+  return out;
+}
+
+TEST(Gguf, RotaryPermutationRoundTrip) {
+  manual_seed(7);
+  const int64_t hidden = 48, heads = 6, kv_heads = 2, head_dim = 8;
+  io::GgufFile f;
+  f.metadata["general.architecture"] = "llama";
+  f.metadata["llama.embedding_length"] = uint32_t{48};
+  f.metadata["llama.block_count"] = uint32_t{1};
+  f.metadata["llama.attention.head_count"] = uint32_t{6};
+  f.metadata["llama.attention.head_count_kv"] = uint32_t{2};
+  NamedTensors hf = {
+      {"model.layers.0.self_attn.q_proj.weight", randn({hidden, hidden})},
+      {"model.layers.0.self_attn.q_proj.bias", randn({hidden})},
+      {"model.layers.0.self_attn.k_proj.weight", randn({kv_heads * head_dim, hidden})},
+      {"model.layers.0.self_attn.k_proj.bias", randn({kv_heads * head_dim})},
+      {"model.layers.0.self_attn.v_proj.weight", randn({kv_heads * head_dim, hidden})}};
+  f.tensors = {{"blk.0.attn_q.weight", converter_permute(hf[0].second, heads)},
+               {"blk.0.attn_q.bias", converter_permute(hf[1].second, heads)},
+               {"blk.0.attn_k.weight", converter_permute(hf[2].second, kv_heads)},
+               {"blk.0.attn_k.bias", converter_permute(hf[3].second, kv_heads)},
+               {"blk.0.attn_v.weight", hf[4].second}};
+  // the permutation moves rows (a test of the test)
+  EXPECT_FALSE(tensor_equal(f.tensors[0].second, hf[0].second));
+  io::GgufHfLlama out = io::gguf_to_hf_llama(f);
+  ASSERT_EQ(out.tensors.size(), hf.size());
+  for (size_t i = 0; i < hf.size(); ++i) {
+    SCOPED_TRACE(hf[i].first);
+    EXPECT_EQ(out.tensors[i].first, hf[i].first);
+    EXPECT_TRUE(tensor_equal(out.tensors[i].second, hf[i].second));
+  }
+  EXPECT_TRUE(out.config.tie_word_embeddings);  // no output.weight
+  EXPECT_EQ(out.config.num_key_value_heads, 2);
+  EXPECT_EQ(out.config.head_dim, 8);
+
+  // heads that do not divide the rows, a file of another architecture, an unknown name
+  f.metadata["llama.attention.head_count"] = uint32_t{5};
+  EXPECT_THROW(io::gguf_to_hf_llama(f), Error);
+  f.metadata["llama.attention.head_count"] = uint32_t{6};
+  f.tensors.emplace_back("blk.0.attn_qkv.weight", zeros({3}));
+  EXPECT_THROW(io::gguf_to_hf_llama(f), Error);
+  f.tensors.pop_back();
+  f.metadata["general.architecture"] = "gpt2";
+  EXPECT_THROW(io::gguf_to_hf_llama(f), Error);
+}
+
+TEST(Gguf, LlamaNames) {
+  EXPECT_EQ(io::gguf_hf_llama_name("token_embd.weight"), "model.embed_tokens.weight");
+  EXPECT_EQ(io::gguf_hf_llama_name("output_norm.weight"), "model.norm.weight");
+  EXPECT_EQ(io::gguf_hf_llama_name("output.weight"), "lm_head.weight");
+  EXPECT_EQ(io::gguf_hf_llama_name("blk.12.attn_q.weight"),
+            "model.layers.12.self_attn.q_proj.weight");
+  EXPECT_EQ(io::gguf_hf_llama_name("blk.0.attn_k.bias"), "model.layers.0.self_attn.k_proj.bias");
+  EXPECT_EQ(io::gguf_hf_llama_name("blk.1.attn_v.weight"),
+            "model.layers.1.self_attn.v_proj.weight");
+  EXPECT_EQ(io::gguf_hf_llama_name("blk.1.attn_output.weight"),
+            "model.layers.1.self_attn.o_proj.weight");
+  EXPECT_EQ(io::gguf_hf_llama_name("blk.2.ffn_gate.weight"), "model.layers.2.mlp.gate_proj.weight");
+  EXPECT_EQ(io::gguf_hf_llama_name("blk.2.ffn_up.weight"), "model.layers.2.mlp.up_proj.weight");
+  EXPECT_EQ(io::gguf_hf_llama_name("blk.2.ffn_down.weight"), "model.layers.2.mlp.down_proj.weight");
+  EXPECT_EQ(io::gguf_hf_llama_name("blk.3.attn_norm.weight"),
+            "model.layers.3.input_layernorm.weight");
+  EXPECT_EQ(io::gguf_hf_llama_name("blk.3.ffn_norm.weight"),
+            "model.layers.3.post_attention_layernorm.weight");
+  EXPECT_EQ(io::gguf_hf_llama_name("blk..attn_q.weight"), "");
+  EXPECT_EQ(io::gguf_hf_llama_name("blk.x.attn_q.weight"), "");
+  EXPECT_EQ(io::gguf_hf_llama_name("blk.1.attn_qkv.weight"), "");
+  EXPECT_EQ(io::gguf_hf_llama_name("rope_freqs.weight"), "");
 }
 
 TEST(Gguf, TruncatedAnywhereIsRefused) {

@@ -1,7 +1,9 @@
 // ember/io/gguf.h: reading GGUF files, the single-file model format of llama.cpp and ggml --
 // typed metadata (the model's hyperparameters, its tokenizer) and tensors, many of them quantized
 // in blocks (Q8_0, Q4_0, the K-quants). load_gguf dequantizes them; GgufOptions::keep_quantized
-// keeps the blocks as they are for kernels that compute on them.
+// keeps the blocks as they are for kernels that compute on them. gguf_to_hf_llama renames a Llama
+// file's tensors to the Hugging Face names and undoes the row order llama.cpp's converter gives q
+// and k.
 //
 // Shapes: GGUF lists a tensor's dimensions innermost first (ne[0] is the length of a row, the
 // contiguous one); ember's shape is that list reversed, as llama.cpp's converters and
@@ -167,5 +169,39 @@ struct GgufFile {
 // `device`. Large files are mapped, and their pages released as each tensor is read.
 GgufFile load_gguf(const std::string& path, Device device = Device(kCPU),
                    const GgufOptions& options = {});
+
+// The hyperparameters of a Llama-architecture file, named as in a Hugging Face config.json.
+struct GgufLlamaConfig {
+  int64_t vocab_size = 0;               // llama.vocab_size, else token_embd's rows
+  int64_t hidden_size = 0;              // llama.embedding_length
+  int64_t intermediate_size = 0;        // llama.feed_forward_length
+  int64_t num_hidden_layers = 0;        // llama.block_count
+  int64_t num_attention_heads = 0;      // llama.attention.head_count
+  int64_t num_key_value_heads = 0;      // llama.attention.head_count_kv, else head_count
+  int64_t head_dim = 0;                 // llama.attention.key_length, else hidden / heads
+  int64_t max_position_embeddings = 0;  // llama.context_length
+  double rms_norm_eps = 1e-6;           // llama.attention.layer_norm_rms_epsilon
+  double rope_theta = 10000.0;          // llama.rope.freq_base
+  bool tie_word_embeddings = false;     // the file has no output.weight
+};
+
+struct GgufHfLlama {
+  NamedTensors tensors;               // Hugging Face names, in the file's order
+  std::vector<GgufTensor> quantized;  // the kept quantized tensors, renamed and unpermuted
+  GgufLlamaConfig config;
+};
+
+// The Hugging Face LlamaForCausalLM name of a llama.cpp tensor name (token_embd.weight ->
+// model.embed_tokens.weight, blk.3.attn_q.weight -> model.layers.3.self_attn.q_proj.weight, ...),
+// or "" when there is none.
+std::string gguf_hf_llama_name(const std::string& gguf_name);
+
+// A general.architecture "llama" file's tensors under their Hugging Face names, with the rows of
+// q and k (weights and biases) put back in Hugging Face's order: llama.cpp's converter reshapes
+// such a weight to (heads, 2, head_dim / 2, in) and swaps the two middle axes (heads being
+// head_count for q and head_count_kv for k); this does the reverse. rope_freqs.weight (llama 3's
+// rope factors, which transformers computes from config.json) is left out; any other unknown name
+// is an error.
+GgufHfLlama gguf_to_hf_llama(const GgufFile& file);
 
 }  // namespace ember::io
