@@ -22,8 +22,8 @@ by the formula of the format, never from the packed bytes. Run with any Python t
   layer 1's attn_q and attn_k are Q8_0, the rest F32. llama_tiny_hf.safetensors: the same weights under the Hugging Face names in Hugging Face's
   row order (what gguf_to_hf_llama must return).
 
-and the fuzz seed corpus fuzz/corpus/gguf/ (valid_* small files, invalid_* ones the reader must
-refuse).
+and the fuzz seed corpus fuzz/corpus/gguf/ (valid_* small files -- valid_llama a one-layer Llama
+the fuzz target also maps to the Hugging Face names --, invalid_* ones the reader must refuse).
 
 If PyPI's gguf package is importable (pip install gguf in a scratch venv), the script also checks
 its own files against it: gguf.GGUFReader reads the metadata and the tensor infos back, and
@@ -303,8 +303,7 @@ def permute(w: np.ndarray, heads: int) -> np.ndarray:
             .swapaxes(1, 2).reshape(w.shape))
 
 
-def llama_tiny():
-    hidden, heads, kv_heads, ffn, vocab, layers = 32, 4, 2, 32, 12, 2
+def llama_tiny(hidden=32, heads=4, kv_heads=2, ffn=32, vocab=12, layers=2):
     head_dim = hidden // heads
     meta = [("general.architecture", STRING, "llama"), ("general.name", STRING, "tiny"),
             ("llama.context_length", U32, 64), ("llama.embedding_length", U32, hidden),
@@ -419,6 +418,7 @@ def main():
     put(os.path.join(CORPUS, "valid_v2"), v2)
     put(os.path.join(CORPUS, "valid_no_tensors"),
         gguf(3, [("general.name", STRING, "empty"), ("x", ARRAY, (ARRAY, [(U8, [1])]))], []))
+    put(os.path.join(CORPUS, "valid_llama"), llama_tiny(8, 2, 1, 8, 4, 1)[0])
     put(os.path.join(CORPUS, "invalid_truncated"), data[: len(data) // 2])
     put(os.path.join(CORPUS, "invalid_v1"), b"GGUF" + struct.pack("<III", 1, 0, 0))
     put(os.path.join(CORPUS, "invalid_big_endian"), b"GGUF" + struct.pack(">IQQ", 3, 0, 0))
