@@ -498,4 +498,34 @@ TEST(Gguf, HostileTensorsAreRefused) {
             "no error");
 }
 
+// Onto a device: every tensor there, kept blocks too, dequantized and unpermuted there.
+class GgufDeviceTest : public ember::testing::DeviceTest {};
+
+TEST_P(GgufDeviceTest, LoadsOntoTheDevice) {
+  io::GgufFile cpu = io::load_gguf(fixture("llama_tiny.gguf"));
+  io::GgufFile dev = io::load_gguf(fixture("llama_tiny.gguf"), device());
+  io::GgufFile kept = io::load_gguf(fixture("llama_tiny.gguf"), device(), {.keep_quantized = true});
+  ASSERT_EQ(dev.tensors.size(), cpu.tensors.size());
+  for (size_t i = 0; i < dev.tensors.size(); ++i) {
+    EXPECT_EQ(dev.tensors[i].second.device(), resolve_device(device()));
+    EXPECT_TRUE(tensor_equal(dev.tensors[i].second.cpu(), cpu.tensors[i].second));
+  }
+  io::GgufHfLlama want = io::gguf_to_hf_llama(cpu);
+  io::GgufHfLlama got = io::gguf_to_hf_llama(kept);
+  ASSERT_EQ(got.quantized.size(), 2u);
+  for (const io::GgufTensor& q : got.quantized) {
+    SCOPED_TRACE(q.name);
+    EXPECT_EQ(q.blocks.device(), resolve_device(device()));
+    Tensor t = io::gguf_dequantize(q);
+    EXPECT_EQ(t.device(), resolve_device(device()));
+    for (const auto& [name, w] : want.tensors) {
+      if (name == q.name) {
+        EXPECT_TRUE(tensor_equal(t.cpu(), w));
+      }
+    }
+  }
+}
+
+EMBER_INSTANTIATE_DEVICE_TESTS(GgufDeviceTest);
+
 }  // namespace
