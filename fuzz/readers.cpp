@@ -8,6 +8,7 @@
 
 #include "data/idx_file.h"
 #include "ember/error.h"
+#include "io/gguf_format.h"
 #include "io/npy_format.h"
 #include "io/npz_format.h"
 #include "io/pickle.h"
@@ -46,6 +47,15 @@ Outcome read_pickle(const uint8_t* data, size_t size) {
 
 Outcome read_pt(const uint8_t* data, size_t size) {
   return run([&] { io::detail::decode_pt(data, size, "input", Device(kCPU)); });
+}
+
+Outcome read_gguf(const uint8_t* data, size_t size) {
+  return run([&] {
+    io::GgufFile file = io::detail::decode_gguf(data, size, "input", Device(kCPU));
+    const io::GgufValue* arch = file.find("general.architecture");
+    if (arch && arch->type() == io::GgufType::String && arch->to_string() == "llama")
+      io::gguf_to_hf_llama(file);
+  });
 }
 
 Outcome read_npz(const uint8_t* data, size_t size) {

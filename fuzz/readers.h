@@ -18,6 +18,9 @@ Outcome read_npz(const uint8_t* data, size_t size);
 Outcome read_pickle(const uint8_t* data, size_t size);
 // A torch.save file, zip or legacy (io/pt_format.h, decode_pt).
 Outcome read_pt(const uint8_t* data, size_t size);
+// A GGUF file (io/gguf_format.h, decode_gguf), dequantizing its tensors; when it says it is a
+// Llama, also mapped to the Hugging Face names (gguf_to_hf_llama).
+Outcome read_gguf(const uint8_t* data, size_t size);
 // Writes the bytes to a scratch file (the IDX reader takes a path) and reads it as an IDX file
 // of the dimensionality its magic number names (1 to 4; 1 when the magic names none).
 Outcome read_idx(const uint8_t* data, size_t size);

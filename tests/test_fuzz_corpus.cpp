@@ -52,7 +52,8 @@ INSTANTIATE_TEST_SUITE_P(
     Readers, FuzzCorpusTest,
     ::testing::Values(Reader{"safetensors", fuzz::read_safetensors}, Reader{"npy", fuzz::read_npy},
                       Reader{"npz", fuzz::read_npz}, Reader{"idx", fuzz::read_idx},
-                      Reader{"pickle", fuzz::read_pickle}, Reader{"pt", fuzz::read_pt}),
+                      Reader{"pickle", fuzz::read_pickle}, Reader{"pt", fuzz::read_pt},
+                      Reader{"gguf", fuzz::read_gguf}),
     [](const ::testing::TestParamInfo<Reader>& info) { return std::string(info.param.name); });
 
 }  // namespace
