@@ -88,6 +88,11 @@ TEST(Bpe, SpecialTokensAreMatchedWholeAndAddedByTheTemplate) {
   EXPECT_EQ(gpt2.decode(gpt2.encode("a <user> said"), true), "a <user> said");
   // <mask> strips the spaces on its left.
   EXPECT_EQ(gpt2.decode(gpt2.encode("fill   <mask> here")), "fill<mask> here");
+  // <r> strips those on its right; "fox" is matched only as a whole word.
+  EXPECT_EQ(gpt2.decode(gpt2.encode("<r>   x")), "<r>x");
+  const int64_t fox = gpt2.token_to_id("fox");
+  const auto foxes = gpt2.encode("fox firefox foxes fox_1 fox.");
+  EXPECT_EQ(std::count(foxes.begin(), foxes.end(), fox), 2);
 
   const auto llama = load("llama3");
   const int64_t bos = llama.token_to_id("<|begin_of_text|>");

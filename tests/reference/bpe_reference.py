@@ -7,7 +7,8 @@ decodes of id lists that cut characters apart -- for tests/test_bpe.cpp.
 
 The styles:
   gpt2    ByteLevel pre-tokenizer with its own regex, merges in the "a b" string form,
-          added tokens (special <|endoftext|>, a non-special one, one that strips left spaces)
+          added tokens (special <|endoftext|>, a non-special one, ones that strip spaces on
+          their left or right, one matched only as a whole word)
   llama3  Split on the Llama 3 pattern (Isolated) + ByteLevel(use_regex=false), ignore_merges,
           <|begin_of_text|> added by TemplateProcessing, merges in the [["a", "b"]] form
   qwen2   NFC normalizer, Split on the Qwen2 pattern (single digits) + ByteLevel(use_regex=false)
@@ -125,6 +126,8 @@ HARD_STRINGS = [
     "<|im_start|>user\nHi<|im_end|>",
     "a <user> said hi",
     "fill   <mask> here",
+    "<r>   right-stripped <r>\u3000x",
+    "the fox, foxes, firefox, fox_1 and 日fox fox",
     "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
     "supercalifragilisticexpialidocious antidisestablishmentarianism",
     "email@example.com https://example.org/path?q=1&r=2#frag",
@@ -138,7 +141,8 @@ HARD_STRINGS = [
 # Added tokens per style: (content, special, extra AddedToken options).
 STYLES = {
     "gpt2": dict(added=[("<|endoftext|>", True, {}), ("<user>", False, {}),
-                        ("<mask>", True, {"lstrip": True})]),
+                        ("<mask>", True, {"lstrip": True}), ("<r>", True, {"rstrip": True}),
+                        ("fox", False, {"single_word": True})]),
     "llama3": dict(added=[("<|begin_of_text|>", True, {}), ("<|end_of_text|>", True, {}),
                           ("<|eot_id|>", True, {})]),
     "qwen2": dict(added=[("<|endoftext|>", True, {}), ("<|im_start|>", True, {}),
