@@ -25,6 +25,9 @@ if(PKG_CONFIG_FOUND)
   # utf8proc gives the BERT tokenizer Unicode categories, NFD and lower case (Debian:
   # libutf8proc-dev).
   pkg_check_modules(UTF8PROC ${EMBER_DEP_MODE} IMPORTED_TARGET GLOBAL libutf8proc)
+  # PCRE2 runs the byte-level BPE tokenizer's pre-tokenizer regexes with Unicode classes
+  # (Debian: libpcre2-dev).
+  pkg_check_modules(PCRE2 ${EMBER_DEP_MODE} IMPORTED_TARGET GLOBAL libpcre2-8)
 endif()
 # Gloo runs the collectives of CPU tensors (Debian: libgloo-dev), as in PyTorch; without it the
 # "gloo" backend is unavailable (clear errors). EMBER_GLOO=OFF leaves it out even when present.

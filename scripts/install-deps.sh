@@ -6,8 +6,8 @@
 # numpy) for the interop test that loads ember's files in PyTorch itself.
 set -euo pipefail
 packages=(g++ cmake ninja-build ccache libgtest-dev libgmock-dev zlib1g-dev
-          libzip-dev pkg-config nlohmann-json3-dev libutf8proc-dev libcli11-dev libgloo-dev
-          dataset-fashion-mnist
+          libzip-dev pkg-config nlohmann-json3-dev libutf8proc-dev libpcre2-dev libcli11-dev
+          libgloo-dev dataset-fashion-mnist
           fortunes python3 python3-venv)
 # libboost-context-dev: the fibers of the emulated CUDA device the tests run the CUDA kernels on.
 # librsvg2-bin: rsvg-convert, which renders curves.svg in the CLI tests.
