@@ -7,28 +7,17 @@
 #include <unordered_map>
 
 #include "ember/error.h"
+#include "io/pt_storage_types.h"
 
 namespace ember::io::detail {
 namespace {
 
 using Kind = PickleValue::Kind;
 
-constexpr std::array<std::string_view, 14> kTorchGlobals = {"_utils._rebuild_tensor_v2",
-                                                            "_utils._rebuild_parameter",
-                                                            "_utils._rebuild_parameter_with_state",
-                                                            "Size",
-                                                            "DoubleStorage",
-                                                            "FloatStorage",
-                                                            "HalfStorage",
-                                                            "BFloat16Storage",
-                                                            "LongStorage",
-                                                            "IntStorage",
-                                                            "ShortStorage",
-                                                            "CharStorage",
-                                                            "ByteStorage",
-                                                            "BoolStorage"};
-constexpr std::array<std::string_view, 2> kComplexStorages = {"ComplexFloatStorage",
-                                                              "ComplexDoubleStorage"};
+// The torch globals besides the storage classes (io/pt_storage_types.h).
+constexpr std::array<std::string_view, 4> kTorchGlobals = {
+    "_utils._rebuild_tensor_v2", "_utils._rebuild_parameter",
+    "_utils._rebuild_parameter_with_state", "Size"};
 
 class Machine {
  public:
@@ -362,9 +351,7 @@ bool pickle_global_allowed(std::string_view module, std::string_view name) {
   if (module != "torch") return false;
   for (auto g : kTorchGlobals)
     if (g == name) return true;
-  for (auto g : kComplexStorages)
-    if (g == name) return true;
-  return false;
+  return pt_storage_type(name) != nullptr;
 }
 
 PickleRef read_pickle(std::string_view data, const std::string& what, size_t* consumed) {

@@ -15,10 +15,9 @@
 
 namespace ember::io::detail {
 
-// Gives the bytes of storage `key` as host memory, in a Storage of at least `nbytes` (an IO error
-// naming the key when the container lacks it or holds fewer bytes). Called once per key.
-using PtStorageReader =
-    std::function<std::shared_ptr<Storage>(const std::string& key, size_t nbytes)>;
+// Gives all the bytes of storage `key` as host memory (an IO error naming the key when the
+// container lacks it); the caller checks they hold what the pickle says. Called once per key.
+using PtStorageReader = std::function<std::shared_ptr<Storage>(const std::string& key)>;
 
 // Rebuilds the value tree of a checkpoint's pickle: tensors from torch._utils._rebuild_tensor_v2
 // over the storages named by persistent ids, Parameters, OrderedDicts, torch.Size. Every

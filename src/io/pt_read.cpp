@@ -10,6 +10,7 @@
 #include "ember/io/pt.h"
 #include "io/file_bytes.h"
 #include "io/pt_format.h"
+#include "io/pt_storage_types.h"
 
 namespace ember::io {
 
@@ -18,30 +19,6 @@ namespace detail {
 namespace {
 
 using Kind = PickleValue::Kind;
-
-// What a storage class of the pickle holds: an ember dtype, or the torch dtype ember lacks.
-struct StorageType {
-  std::string_view global;
-  std::string_view torch_dtype;
-  bool supported;
-  DType dtype;
-  size_t bytes;  // per element, as the file stores them
-};
-
-constexpr StorageType kStorageTypes[] = {
-    {"torch.DoubleStorage", "float64", true, kFloat64, 8},
-    {"torch.FloatStorage", "float32", true, kFloat32, 4},
-    {"torch.HalfStorage", "float16", true, kFloat16, 2},
-    {"torch.BFloat16Storage", "bfloat16", true, kBFloat16, 2},
-    {"torch.LongStorage", "int64", true, kInt64, 8},
-    {"torch.IntStorage", "int32", true, kInt32, 4},
-    {"torch.ByteStorage", "uint8", true, kUInt8, 1},
-    {"torch.BoolStorage", "bool", true, kBool, 1},
-    {"torch.ShortStorage", "int16", false, kInt32, 2},
-    {"torch.CharStorage", "int8", false, kInt32, 1},
-    {"torch.ComplexFloatStorage", "complex64", false, kFloat32, 8},
-    {"torch.ComplexDoubleStorage", "complex128", false, kFloat64, 16},
-};
 
 // The most dimensions a tensor of a checkpoint may have (PyTorch's own limit is 64).
 constexpr size_t kMaxDims = 64;
@@ -289,12 +266,10 @@ class Rebuilder {
            std::string(legacy_ ? ", view)" : ")"));
     const auto& f = pid->items;
     if (f[1]->kind != Kind::Global) fail("a storage type that is not a global");
-    const StorageType* type = nullptr;
-    for (const auto& t : kStorageTypes)
-      if (t.global == f[1]->text) type = &t;
+    const PtStorageType* type = pt_storage_global(f[1]->text);
     if (!type) fail("'" + f[1]->text + "' is not a storage type");
     if (!type->supported)
-      fail(ember::detail::str_cat("a ", type->torch_dtype, " tensor (", type->global,
+      fail(ember::detail::str_cat("a ", type->torch_dtype, " tensor (", f[1]->text,
                                   "): ember has no ", type->torch_dtype,
                                   " dtype; convert it in Python before saving (for example "
                                   "tensor.to(torch.float32) or .to(torch.int32))"));
@@ -304,7 +279,7 @@ class Rebuilder {
     const auto elem = static_cast<int64_t>(type->bytes);
     if (numel < 0 || numel > std::numeric_limits<int64_t>::max() / 2 / elem)
       fail(ember::detail::str_cat("a storage of ", numel, " elements"));
-    std::string key = f[2]->text;
+    const std::string& key = f[2]->text;
     int64_t offset = 0;
     if (legacy_ && f[5]->kind != Kind::None) {
       // (view key, offset, size): a view of storage `key` (very old files)
@@ -317,7 +292,7 @@ class Rebuilder {
         fail(ember::detail::str_cat("a storage view of ", size, " elements at ", offset,
                                     " in a storage of ", numel));
     }
-    auto storage = storage_for(key, static_cast<size_t>(numel * elem));
+    auto storage = storage_for(key);
     if (static_cast<int64_t>(storage->nbytes()) / elem < numel)
       fail(ember::detail::str_cat("storage '", key, "' holds ", storage->nbytes(),
                                   " bytes, less than its ", numel, " ", type->torch_dtype,
@@ -325,10 +300,10 @@ class Rebuilder {
     return {std::move(storage), type->dtype, offset};
   }
 
-  std::shared_ptr<Storage> storage_for(const std::string& key, size_t nbytes) {
+  std::shared_ptr<Storage> storage_for(const std::string& key) {
     auto it = storages_.find(key);
     if (it != storages_.end()) return it->second;
-    auto host = read_(key, nbytes);
+    auto host = read_(key);
     if (device_.type() != kCPU) {
       // The whole storage moves once; every tensor viewing it views the moved copy.
       auto bytes = std::make_shared<TensorImpl>();
@@ -419,8 +394,8 @@ PtValue load_pt_legacy(const unsigned char* data, size_t size, const std::string
       const auto& pid = v->items.at(0);
       if (pid->kind == Kind::Tuple && pid->items.size() == 6 && pid->items[2]->kind == Kind::Str &&
           pid->items[1]->kind == Kind::Global) {
-        for (const auto& t : kStorageTypes)
-          if (t.global == pid->items[1]->text) element_sizes.emplace(pid->items[2]->text, t.bytes);
+        if (const PtStorageType* t = pt_storage_global(pid->items[1]->text))
+          element_sizes.emplace(pid->items[2]->text, t->bytes);
       }
       return;
     }
@@ -448,7 +423,7 @@ PtValue load_pt_legacy(const unsigned char* data, size_t size, const std::string
       at += static_cast<size_t>(count) * es->second;
     }
   };
-  PtStorageReader read = [&](const std::string& key, size_t) {
+  PtStorageReader read = [&](const std::string& key) {
     if (!walked) walk();
     auto it = records.find(key);
     if (it == records.end()) fail("storage '" + key + "' is not in the file's storage list");

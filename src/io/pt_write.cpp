@@ -9,6 +9,7 @@
 #include "ember/error.h"
 #include "io/pickle.h"
 #include "io/pickle_write.h"
+#include "io/pt_storage_types.h"
 
 namespace ember::io::detail {
 
@@ -363,26 +364,9 @@ PtPickle pickle_pt(const PtValue& value, const std::string& path) {
 }
 
 const char* pt_storage_class(DType dtype) {
-  switch (dtype) {
-    case kBool:
-      return "BoolStorage";
-    case kUInt8:
-      return "ByteStorage";
-    case kInt32:
-      return "IntStorage";
-    case kInt64:
-      return "LongStorage";
-    case kFloat16:
-      return "HalfStorage";
-    case kBFloat16:
-      return "BFloat16Storage";
-    case kFloat32:
-      return "FloatStorage";
-    case kFloat64:
-      return "DoubleStorage";
-  }
-  // unreachable while the switch names every dtype (-Wswitch says when one is added)
-  EMBER_THROW(DType, "[save_pt] dtype number ", static_cast<int>(dtype),
+  for (const auto& t : kPtStorageTypes)
+    if (t.supported && t.dtype == dtype) return t.name.data();
+  EMBER_THROW(DType, "[save_pt] dtype ", dtype_name(dtype),
               " has no torch storage class ember knows; convert the tensor (tensor.to(kFloat32))");
 }
 

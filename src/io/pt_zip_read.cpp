@@ -10,10 +10,8 @@ namespace ember::io::detail {
 
 namespace {
 
-PtValue read_archive(zip_t* archive, size_t size, const std::string& path, Device device,
+PtValue read_archive(const ZipArchive& za, size_t size, const std::string& path, Device device,
                      const ZipFail& fail) {
-  ZipArchive za(archive);
-
   // The one member <folder>/data.pkl names the folder everything else is in.
   std::string folder;
   zip_int64_t pickle_index = -1;
@@ -47,7 +45,7 @@ PtValue read_archive(zip_t* archive, size_t size, const std::string& path, Devic
   member(folder + "/data.pkl", &pickle);
   PickleRef root = read_pickle(pickle, "'" + path + "' (" + folder + "/data.pkl)");
 
-  PtStorageReader read = [&](const std::string& key, size_t) {
+  PtStorageReader read = [&](const std::string& key) {
     const std::string name = folder + "/data/" + key;
     const zip_int64_t index = zip_name_locate(za.get(), name.c_str(), 0);
     if (index < 0)
@@ -72,14 +70,14 @@ ZipFail failure(const std::string& path) {
 PtValue load_pt_zip(const unsigned char* data, size_t size, const std::string& path,
                     Device device) {
   const ZipFail fail = failure(path);
-  return read_archive(open_zip(data, size, fail).release(), size, path, device, fail);
+  return read_archive(open_zip(data, size, fail), size, path, device, fail);
 }
 
 PtValue load_pt_zip_file(const std::string& path, Device device) {
   const ZipFail fail = failure(path);
   size_t size = 0;
   ZipArchive za = open_zip_file(path, &size, fail);
-  return read_archive(za.release(), size, path, device, fail);
+  return read_archive(za, size, path, device, fail);
 }
 
 }  // namespace ember::io::detail
