@@ -4,6 +4,10 @@
 
 #include "ember/nn/activations.h"
 #include "ember/nn/bert.h"
+#include "ember/nn/causal_lm.h"
+#include "ember/nn/generation.h"
+#include "ember/nn/kv_cache.h"
+#include "ember/nn/llama.h"
 #include "ember/nn/conv_modules.h"
 #include "ember/nn/functional.h"
 #include "ember/nn/init.h"

@@ -23,12 +23,7 @@ Tensor activation(const std::string& act, const Tensor& x) {
 }  // namespace
 
 BertConfig BertConfig::from_json(const std::string& text, const std::string& source) {
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::exception& e) {
-    throw Error(ErrorKind::IO, "[BertConfig] " + source + " does not parse: " + e.what());
-  }
+  const nlohmann::json j = detail::parse_json(text, "BertConfig", source);
   const detail::JsonFields f(j, source);
   const std::string type = f.string("model_type", "bert");
   EMBER_CHECK(type == "bert", f.where("model_type"), " is '", type,
@@ -64,38 +59,14 @@ BertConfig BertConfig::from_json(const std::string& text, const std::string& sou
 }
 
 void BertConfig::check_weights(const StateDict& weights, const std::string& source) const {
-  std::map<std::string, Shape> shapes;
-  int64_t layers = 0;
-  for (const auto& [name0, t] : weights) {
-    const std::string name = name0.rfind("bert.", 0) == 0 ? name0.substr(5) : name0;
-    shapes[name] = t.sizes();
-    const std::string prefix = "encoder.layer.";
-    if (name.rfind(prefix, 0) == 0) {
-      const size_t dot = name.find('.', prefix.size());
-      const std::string index = name.substr(prefix.size(), dot - prefix.size());
-      if (!index.empty() && index.size() < 7 &&
-          index.find_first_not_of("0123456789") == std::string::npos)
-        layers = std::max<int64_t>(layers, std::stoll(index) + 1);
-    }
-  }
-  auto expect = [&](const char* key, int64_t value, const std::string& tensor, size_t dim) {
-    auto it = shapes.find(tensor);
-    EMBER_CHECK_KIND(Value, it != shapes.end(), "[BertModel] ", source, " has no ", tensor,
-                     "; it does not hold BertModel weights");
-    EMBER_CHECK_KIND(Value, it->second.size() > dim && it->second[dim] == value, "[BertModel] \"",
-                     key, "\" is ", value, " in config.json, but ", source, " has ", tensor,
-                     " of shape ", shape_str(it->second),
-                     "; the config and the weights are of different models");
-  };
-  expect("vocab_size", vocab_size, "embeddings.word_embeddings.weight", 0);
-  expect("hidden_size", hidden_size, "embeddings.word_embeddings.weight", 1);
-  expect("max_position_embeddings", max_position_embeddings,
-         "embeddings.position_embeddings.weight", 0);
-  expect("type_vocab_size", type_vocab_size, "embeddings.token_type_embeddings.weight", 0);
-  EMBER_CHECK_KIND(Value, layers == num_hidden_layers, "[BertModel] \"num_hidden_layers\" is ",
-                   num_hidden_layers, " in config.json, but ", source, " has weights of ", layers,
-                   " layers; the config and the weights are of different models");
-  expect("intermediate_size", intermediate_size, "encoder.layer.0.intermediate.dense.weight", 0);
+  const detail::WeightShapes w(weights, "BertModel", source, "bert.");
+  w.expect("vocab_size", vocab_size, "embeddings.word_embeddings.weight", 0);
+  w.expect("hidden_size", hidden_size, "embeddings.word_embeddings.weight", 1);
+  w.expect("max_position_embeddings", max_position_embeddings,
+           "embeddings.position_embeddings.weight", 0);
+  w.expect("type_vocab_size", type_vocab_size, "embeddings.token_type_embeddings.weight", 0);
+  w.expect_layers("num_hidden_layers", num_hidden_layers, "encoder.layer.");
+  w.expect("intermediate_size", intermediate_size, "encoder.layer.0.intermediate.dense.weight", 0);
 }
 
 BertEmbeddingsImpl::BertEmbeddingsImpl(const BertConfig& c)

@@ -6,6 +6,7 @@
 #include "ember/nn/conv_modules.h"
 #include "ember/nn/functional.h"
 #include "ember/nn/init.h"
+#include "ember/nn/llama.h"
 #include "ember/nn/losses.h"
 #include "ember/nn/module.h"
 #include "ember/nn/modules.h"

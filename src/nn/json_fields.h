@@ -7,9 +7,11 @@
 
 #include <cmath>
 #include <cstdint>
+#include <map>
 #include <string>
 
 #include "ember/error.h"
+#include "ember/nn/module.h"
 
 namespace ember::nn::detail {
 
@@ -77,6 +79,65 @@ class JsonFields {
 
   const nlohmann::json& j_;
   std::string source_;
+};
+
+// The JSON of a file's text; an IO error "[op] source does not parse: ..." otherwise.
+inline nlohmann::json parse_json(const std::string& text, const char* op,
+                                 const std::string& source) {
+  try {
+    return nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(ErrorKind::IO,
+                std::string("[") + op + "] " + source + " does not parse: " + e.what());
+  }
+}
+
+// A checkpoint's shapes by name, to check the sizes a config claims before a model of that many
+// layers or that large a vocabulary is built: errors name the config key, the tensor and both
+// sizes.
+class WeightShapes {
+ public:
+  // strip: a prefix some checkpoints put before every name ("bert.").
+  WeightShapes(const StateDict& weights, std::string model, std::string source,
+               const std::string& strip = "")
+      : model_(std::move(model)), source_(std::move(source)) {
+    for (const auto& [name, t] : weights)
+      shapes_[!strip.empty() && name.rfind(strip, 0) == 0 ? name.substr(strip.size()) : name] =
+          t.sizes();
+  }
+  // 1 + the largest N of the names "<prefix>N.*" (0 when none).
+  int64_t layers(const std::string& prefix) const {
+    int64_t n = 0;
+    for (const auto& [name, shape] : shapes_) {
+      if (name.rfind(prefix, 0) != 0) continue;
+      const std::string index =
+          name.substr(prefix.size(), name.find('.', prefix.size()) - prefix.size());
+      if (!index.empty() && index.size() < 7 &&
+          index.find_first_not_of("0123456789") == std::string::npos)
+        n = std::max<int64_t>(n, std::stoll(index) + 1);
+    }
+    return n;
+  }
+  void expect_layers(const char* key, int64_t value, const std::string& prefix) const {
+    const int64_t n = layers(prefix);
+    EMBER_CHECK_KIND(Value, n == value, "[", model_, "] \"", key, "\" is ", value,
+                     " in config.json, but ", source_, " has weights of ", n,
+                     " layers; the config and the weights are of different models");
+  }
+  // tensor's size along dim must be value.
+  void expect(const char* key, int64_t value, const std::string& tensor, size_t dim) const {
+    auto it = shapes_.find(tensor);
+    EMBER_CHECK_KIND(Value, it != shapes_.end(), "[", model_, "] ", source_, " has no ", tensor,
+                     "; it does not hold ", model_, " weights");
+    EMBER_CHECK_KIND(Value, it->second.size() > dim && it->second[dim] == value, "[", model_,
+                     "] \"", key, "\" is ", value, " in config.json, but ", source_, " has ",
+                     tensor, " of shape ", shape_str(it->second),
+                     "; the config and the weights are of different models");
+  }
+
+ private:
+  std::string model_, source_;
+  std::map<std::string, Shape> shapes_;
 };
 
 }  // namespace ember::nn::detail

@@ -1,0 +1,146 @@
+#!/usr/bin/env python3
+"""tests/reference/llama_reference.py: tiny random decoder language models and what transformers
+computes with them, for ember's LlamaForCausalLM and its generation (issue 35).
+
+Run once with transformers from PyPI (4.46.3 was used, over Debian's torch 1.13):
+    python3 -m venv --system-site-packages VENV && VENV/bin/pip install transformers==4.46.3
+    VENV/bin/python tests/reference/llama_reference.py
+Writes into tests/reference/fixtures/llama/:
+
+- tiny_llama/: a Hugging Face folder (config.json, generation_config.json, model.safetensors in
+  float32, tokenizer.json -- the llama3-style fixture tokenizer of bpe_reference.py) of a 2-layer
+  LlamaForCausalLM with grouped-query attention (4 heads, 2 key/value heads), head_dim 16 apart
+  from hidden_size / heads (8), separate lm_head, llama3 rope scaling;
+- tiny_qwen2/: a 2-layer Qwen2ForCausalLM in bfloat16 (q/k/v biases, one key/value head, tied
+  embeddings, the qwen2-style fixture tokenizer);
+- expected.safetensors + expected.json: for each case (a folder and config.json fields changed
+  over it: each rope scaling kind, the dtype transformers computed in) the logits of a prompt at a
+  few positions, and greedy continuations: one prompt alone, and two prompts in one batch with left
+  padding and an attention mask, as transformers' generate gives them.
+"""
+import json
+import os
+import shutil
+
+import torch
+from safetensors.torch import save_file
+from tokenizers import Tokenizer
+from transformers import (AutoModelForCausalLM, LlamaConfig, LlamaForCausalLM, Qwen2Config,
+                          Qwen2ForCausalLM)
+import transformers.generation.utils as generation_utils
+
+# Debian's torch 1.13 cannot import torch.distributed.fsdp under Python 3.11 (a dataclass with a
+# mutable default), which generate() imports only to ask whether the model is FSDP-wrapped.
+generation_utils.is_fsdp_managed_module = lambda module: False
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+OUT = os.path.join(HERE, "fixtures", "llama")
+BPE = os.path.join(HERE, "fixtures", "bpe")
+
+PROMPT = ("The quick brown fox jumps over the lazy dog; café, naïve, 日本語 and 12345 digits "
+          "sit in code: def f(x): return x*2")
+BATCH = ["Hello world, this is a longer prompt for the batch", "Short one"]
+POSITIONS = [0, 1, 7, 16, 31, -1]
+NEW_TOKENS = 12
+
+
+def randomize(model, std):
+    # Weights wider than transformers' init (std 0.02), so that logits differ clearly between
+    # tokens and greedy continuations do not repeat one token.
+    g = torch.Generator().manual_seed(1234)
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            if name.endswith("norm.weight") or "layernorm" in name:
+                p.copy_(1 + 0.1 * torch.randn(p.shape, generator=g))
+            else:
+                p.copy_(std * torch.randn(p.shape, generator=g))
+
+
+def write_folder(model, folder, tokenizer_file, eos):
+    path = os.path.join(OUT, folder)
+    shutil.rmtree(path, ignore_errors=True)
+    model.save_pretrained(path, safe_serialization=True)
+    shutil.copy(os.path.join(BPE, tokenizer_file), os.path.join(path, "tokenizer.json"))
+    with open(os.path.join(path, "generation_config.json"), "w") as f:
+        json.dump({"bos_token_id": 0, "eos_token_id": eos, "do_sample": False}, f, indent=1)
+    return path
+
+
+def pad_batch(tok, texts, pad_id):
+    encs = [tok.encode(t).ids for t in texts]
+    width = max(len(e) for e in encs)
+    ids = [[pad_id] * (width - len(e)) + e for e in encs]
+    mask = [[0] * (width - len(e)) + [1] * len(e) for e in encs]
+    return torch.tensor(ids), torch.tensor(mask)
+
+
+def run_case(name, folder, overrides, dtype, tensors, cases, pad_id):
+    path = os.path.join(OUT, folder)
+    config = json.load(open(os.path.join(path, "config.json")))
+    config.update(overrides)
+    cls = {"llama": LlamaConfig, "qwen2": Qwen2Config}[config["model_type"]]
+    cfg = cls.from_dict(config)
+    model = AutoModelForCausalLM.from_pretrained(path, config=cfg, torch_dtype=dtype).eval()
+    tok = Tokenizer.from_file(os.path.join(path, "tokenizer.json"))
+    ids = torch.tensor([tok.encode(PROMPT).ids])
+    with torch.no_grad():
+        logits = model(ids).logits[0].float()
+        positions = [p % ids.shape[1] for p in POSITIONS]
+        tensors[name + ".logits"] = logits[positions].contiguous()
+        one = model.generate(ids[:, :9], max_new_tokens=NEW_TOKENS, do_sample=False,
+                             pad_token_id=pad_id, eos_token_id=None)
+        bids, bmask = pad_batch(tok, BATCH, pad_id)
+        batch = model.generate(bids, attention_mask=bmask, max_new_tokens=NEW_TOKENS,
+                               do_sample=False, pad_token_id=pad_id, eos_token_id=None)
+    cases.append({
+        "name": name, "folder": folder, "config": overrides,
+        "dtype": str(dtype).replace("torch.", ""),
+        "prompt_ids": ids[0].tolist(), "positions": positions,
+        "greedy_prompt": ids[0, :9].tolist(), "greedy": one[0, 9:].tolist(),
+        "batch_prompts": bids.tolist(), "batch_mask": bmask.tolist(),
+        "batch_greedy": batch[:, bids.shape[1]:].tolist(),
+    })
+
+
+def main():
+    os.makedirs(OUT, exist_ok=True)
+    torch.manual_seed(0)
+    llama = LlamaForCausalLM(LlamaConfig(
+        vocab_size=700, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+        num_attention_heads=4, num_key_value_heads=2, head_dim=16, max_position_embeddings=64,
+        rms_norm_eps=1e-5, rope_theta=500000.0, tie_word_embeddings=False, bos_token_id=0,
+        eos_token_id=1, rope_scaling={"rope_type": "llama3", "factor": 4.0,
+                                      "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+                                      "original_max_position_embeddings": 16}))
+    randomize(llama, 0.25)
+    write_folder(llama, "tiny_llama", "llama3.tokenizer.json", [1, 2])
+
+    qwen = Qwen2ForCausalLM(Qwen2Config(
+        vocab_size=700, hidden_size=32, intermediate_size=80, num_hidden_layers=2,
+        num_attention_heads=4, num_key_value_heads=1, max_position_embeddings=128,
+        rms_norm_eps=1e-6, rope_theta=1000000.0, tie_word_embeddings=True, bos_token_id=0,
+        eos_token_id=0, use_sliding_window=False))
+    randomize(qwen, 0.25)
+    qwen = qwen.to(torch.bfloat16)
+    write_folder(qwen, "tiny_qwen2", "qwen2.tokenizer.json", 0)
+
+    tensors, cases = {}, []
+    run_case("llama3_rope", "tiny_llama", {}, torch.float32, tensors, cases, 3)
+    run_case("default_rope", "tiny_llama", {"rope_scaling": None}, torch.float32, tensors, cases,
+             3)
+    run_case("linear_rope", "tiny_llama", {"rope_scaling": {"rope_type": "linear", "factor": 2.0}},
+             torch.float32, tensors, cases, 3)
+    run_case("dynamic_rope", "tiny_llama",
+             {"rope_scaling": {"rope_type": "dynamic", "factor": 2.0},
+              "max_position_embeddings": 24}, torch.float32, tensors, cases, 3)
+    run_case("qwen2", "tiny_qwen2", {}, torch.float32, tensors, cases, 3)
+    run_case("qwen2_bf16", "tiny_qwen2", {}, torch.bfloat16, tensors, cases, 3)
+    save_file(tensors, os.path.join(OUT, "expected.safetensors"))
+    with open(os.path.join(OUT, "expected.json"), "w") as f:
+        json.dump({"transformers": __import__("transformers").__version__,
+                   "torch": torch.__version__, "prompt": PROMPT, "batch": BATCH,
+                   "new_tokens": NEW_TOKENS, "cases": cases}, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,265 @@
+// tests/test_llama.cpp: LlamaForCausalLM and generate() against transformers -- the tiny Llama
+// (grouped-query attention, head_dim apart from hidden / heads, llama3 rope scaling) and Qwen2
+// (biases, one key/value head, tied embeddings, bfloat16 weights) folders of
+// tests/reference/fixtures/llama and what transformers 4.46 computed with them
+// (llama_reference.py): logits with each rope scaling kind, in float32 and bfloat16, greedy
+// continuations alone and in a left-padded batch -- and by hand: the cache against full
+// recomputation, the logits processors, config and weight checks.
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "ember/io/hf_weights.h"
+#include "ember/io/safetensors.h"
+#include "test_util.h"
+
+namespace ember {
+namespace {
+
+using testing::tensor_close;
+using testing::throws_error;
+
+const std::string kDir = std::string(EMBER_REFERENCE_DIR) + "/fixtures/llama/";
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+nlohmann::json reference() {
+  return nlohmann::json::parse(read_text(kDir + "expected.json"));
+}
+
+const nlohmann::json& find_case(const nlohmann::json& ref, const std::string& name) {
+  for (const auto& c : ref["cases"])
+    if (c["name"] == name) return c;
+  throw std::runtime_error("no case " + name);
+}
+
+// The case's model: its folder's config.json with the case's fields changed, its weights, the
+// dtype transformers computed in.
+nn::LlamaForCausalLM load_case(const nlohmann::json& c, Device device) {
+  nlohmann::json config =
+      nlohmann::json::parse(read_text(kDir + c["folder"].get<std::string>() + "/config.json"));
+  for (const auto& [key, value] : c["config"].items()) config[key] = value;
+  nn::LlamaConfig cfg = nn::LlamaConfig::from_json(config.dump());
+  auto weights = io::load_hf_weights(kDir + c["folder"].get<std::string>());
+  cfg.check_weights(weights.tensors, "model.safetensors");
+  nn::LlamaForCausalLM model(cfg);
+  model->to(device, c["dtype"] == "bfloat16" ? kBFloat16 : kFloat32);
+  model->load_hf_state_dict(weights.tensors);
+  model->eval();
+  return model;
+}
+
+std::vector<std::vector<int64_t>> unpad(const nlohmann::json& ids, const nlohmann::json& mask) {
+  std::vector<std::vector<int64_t>> out;
+  for (size_t b = 0; b < ids.size(); ++b) {
+    out.emplace_back();
+    for (size_t i = 0; i < ids[b].size(); ++i)
+      if (mask[b][i] == 1) out.back().push_back(ids[b][i]);
+  }
+  return out;
+}
+
+class LlamaTest : public testing::DeviceTest {};
+
+TEST_P(LlamaTest, LogitsMatchTransformers) {
+  const auto ref = reference();
+  const auto expected = io::load_safetensors(kDir + "expected.safetensors").tensors;
+  for (const char* name :
+       {"llama3_rope", "default_rope", "linear_rope", "dynamic_rope", "qwen2", "qwen2_bf16"}) {
+    SCOPED_TRACE(name);
+    const auto& c = find_case(ref, name);
+    auto model = load_case(c, device());
+    NoGradGuard no_grad;
+    auto ids = c["prompt_ids"].get<std::vector<int64_t>>();
+    Tensor logits = model(from_vector(ids, Shape{1, static_cast<int64_t>(ids.size())}).to(device()))
+                        .select(0, 0);
+    Tensor picked =
+        logits.index_select(0, from_vector(c["positions"].get<std::vector<int64_t>>(),
+                                           Shape{static_cast<int64_t>(c["positions"].size())})
+                                   .to(device()));
+    Tensor want;
+    for (const auto& [n, t] : expected)
+      if (n == std::string(name) + ".logits") want = t;
+    ASSERT_TRUE(want.defined());
+    // float32: within 1e-5 of the logits' scale (transformers sums in another order; seen:
+    // 2e-5 at a scale of 5.3); bfloat16: every layer rounds to 8 bits (seen: 0.08 at 5.4).
+    const bool bf16 = c["dtype"] == "bfloat16";
+    const double scale = want.abs().max().item<float>();
+    EXPECT_TRUE(
+        tensor_close(picked.to(kFloat32), want, bf16 ? 2e-2 : 1e-5, (bf16 ? 2e-2 : 1e-5) * scale));
+  }
+}
+
+TEST_P(LlamaTest, GreedyContinuationsMatchTransformers) {
+  const auto ref = reference();
+  for (const char* name :
+       {"llama3_rope", "default_rope", "linear_rope", "dynamic_rope", "qwen2", "qwen2_bf16"}) {
+    SCOPED_TRACE(name);
+    const auto& c = find_case(ref, name);
+    auto model = load_case(c, device());
+    nn::GenerationConfig g;
+    g.max_new_tokens = ref["new_tokens"];
+    g.pad_token_id = 3;
+    auto one = nn::generate(*model, {c["greedy_prompt"].get<std::vector<int64_t>>()}, g);
+    const auto want = c["greedy"].get<std::vector<int64_t>>();
+    auto batch = nn::generate(*model, unpad(c["batch_prompts"], c["batch_mask"]), g);
+    auto want_batch = c["batch_greedy"].get<std::vector<std::vector<int64_t>>>();
+    if (c["dtype"] == "bfloat16") {
+      // In bfloat16 near-ties between logits break differently once the sums differ in the
+      // last bits: the first tokens must agree.
+      for (size_t i = 0; i < 4; ++i) EXPECT_EQ(one.tokens[0][i], want[i]) << i;
+      for (size_t b = 0; b < 2; ++b)
+        for (size_t i = 0; i < 4; ++i) EXPECT_EQ(batch.tokens[b][i], want_batch[b][i]) << b;
+      continue;
+    }
+    EXPECT_EQ(one.tokens[0], want);
+    EXPECT_EQ(batch.tokens, want_batch);
+    EXPECT_EQ(one.decode_steps, g.max_new_tokens - 1);
+  }
+}
+
+TEST_P(LlamaTest, CachedStepsEqualFullRecomputation) {
+  const auto ref = reference();
+  for (const char* name : {"llama3_rope", "qwen2"}) {
+    SCOPED_TRACE(name);
+    auto model = load_case(find_case(ref, name), device());
+    NoGradGuard no_grad;
+    auto ids = find_case(ref, name)["prompt_ids"].get<std::vector<int64_t>>();
+    ids.resize(12);
+    Tensor all = from_vector(ids, Shape{1, 12}).to(device());
+    Tensor full = model(all);  // (1, 12, V)
+    nn::KvCache cache = model->new_cache(1, 16);
+    // A prefill of 5, a chunk of 3 (causal over cached positions), then single steps.
+    std::vector<Tensor> parts = {model(all.narrow(1, 0, 5), &cache),
+                                 model(all.narrow(1, 5, 3), &cache)};
+    for (int64_t i = 8; i < 12; ++i) parts.push_back(model(all.narrow(1, i, 1), &cache));
+    EXPECT_EQ(cache.length(), 12);
+    EXPECT_TRUE(tensor_close(cat(parts, 1), full, 1e-5, 1e-5));
+    // logits_to_keep: only the last position.
+    cache.reset();
+    EXPECT_TRUE(tensor_close(model(all, &cache, Tensor(), 1), full.narrow(1, 11, 1), 1e-5, 1e-5));
+    EXPECT_TRUE(throws_error([&] { model(all.narrow(1, 0, 5), &cache); }, ErrorKind::Index,
+                             {"[KvCache]", "capacity of 16"}));
+  }
+}
+
+EMBER_INSTANTIATE_DEVICE_TESTS(LlamaTest);
+
+TEST(LlamaConfig, FieldsAreReadAndChecked) {
+  auto c = nn::LlamaConfig::from_json(read_text(kDir + "tiny_llama/config.json"));
+  EXPECT_EQ(c.head_dim, 16);
+  EXPECT_EQ(c.num_key_value_heads, 2);
+  EXPECT_EQ(c.rope_scaling.type, "llama3");
+  EXPECT_EQ(c.rope_scaling.original_max_position_embeddings, 16);
+  EXPECT_EQ(c.eos_token_ids, (std::vector<int64_t>{1}));
+  EXPECT_FALSE(c.qkv_bias);
+  auto q = nn::LlamaConfig::from_json(read_text(kDir + "tiny_qwen2/config.json"));
+  EXPECT_TRUE(q.qkv_bias);
+  EXPECT_FALSE(q.o_bias);
+  EXPECT_TRUE(q.tie_word_embeddings);
+  EXPECT_EQ(q.head_dim, 8);
+  EXPECT_EQ(q.torch_dtype, "bfloat16");
+  auto bad = [](const std::string& json, std::vector<std::string> parts) {
+    return throws_error([&] { nn::LlamaConfig::from_json(json, "c.json"); }, ErrorKind::Value,
+                        std::move(parts));
+  };
+  EXPECT_TRUE(bad(R"({"model_type": "gpt_neox"})", {"c.json", "model_type", "gpt_neox"}));
+  EXPECT_TRUE(bad(R"({"hidden_act": "gelu"})", {"hidden_act", "silu"}));
+  EXPECT_TRUE(bad(R"({"num_attention_heads": 6, "num_key_value_heads": 4})",
+                  {"not a multiple", "num_key_value_heads"}));
+  EXPECT_TRUE(bad(R"({"num_attention_heads": 0})", {"num_attention_heads", "is 0"}));
+  EXPECT_TRUE(bad(R"({"rope_scaling": {"rope_type": "yarn", "factor": 2}})", {"yarn"}));
+  EXPECT_TRUE(bad(R"({"num_hidden_layers": 100000})", {"num_hidden_layers", "100000"}));
+  EXPECT_TRUE(throws_error([] { nn::LlamaConfig::from_json("{", "c.json"); }, ErrorKind::IO,
+                           {"c.json", "does not parse"}));
+  // A config whose sizes differ from the weights' is refused before a model is built.
+  auto weights = io::load_hf_weights(kDir + "tiny_llama").tensors;
+  c.num_hidden_layers = 40;
+  EXPECT_TRUE(throws_error([&] { c.check_weights(weights, "w"); }, ErrorKind::Value,
+                           {"num_hidden_layers", "40", "2 layers"}));
+  c.num_hidden_layers = 2;
+  c.vocab_size = 1 << 20;
+  EXPECT_TRUE(throws_error([&] { c.check_weights(weights, "w"); }, ErrorKind::Value,
+                           {"vocab_size", "different models"}));
+}
+
+TEST(LlamaConfig, StrictLoadingNamesKeys) {
+  auto c = nn::LlamaConfig::from_json(read_text(kDir + "tiny_llama/config.json"));
+  nn::LlamaForCausalLM model(c);
+  auto weights = io::load_hf_weights(kDir + "tiny_llama").tensors;
+  weights.pop_back();
+  EXPECT_TRUE(
+      throws_error([&] { model->load_hf_state_dict(weights); }, ErrorKind::Value, {"Missing key"}));
+}
+
+TEST(Generation, LogitsProcessorsFollowTransformers) {
+  Tensor logits = from_vector<float>({2.0f, -1.0f, 0.5f, 1.0f, -3.0f}, Shape{1, 5});
+  nn::GenerationConfig g;
+  // Repetition penalty: positive logits divided, negative multiplied; applies when greedy too.
+  g.repetition_penalty = 2.0;
+  auto p = nn::process_logits(logits, {{0, 1, 1}}, g).to_vector<float>();
+  EXPECT_EQ(p, (std::vector<float>{1.0f, -2.0f, 0.5f, 1.0f, -3.0f}));
+  g.repetition_penalty = 1.0;
+  g.do_sample = true;
+  g.temperature = 0.5;
+  g.top_k = 2;
+  const float inf = std::numeric_limits<float>::infinity();
+  p = nn::process_logits(logits, {{}}, g).to_vector<float>();
+  EXPECT_EQ(p, (std::vector<float>{4.0f, -inf, -inf, 2.0f, -inf}));
+  // top_p 0.8 of softmax(2, -1, 0.5, 1, -3) = (.607, .030, .135, .223, .004): from the least
+  // likely up, tokens go while the cumulative share stays <= 0.2 (.004, .034, .170; not .393).
+  g.temperature = 1.0;
+  g.top_k = 0;
+  g.top_p = 0.8;
+  p = nn::process_logits(logits, {{}}, g).to_vector<float>();
+  EXPECT_EQ(p, (std::vector<float>{2.0f, -inf, -inf, 1.0f, -inf}));
+  g.top_p = 0.01;  // the most likely token always stays
+  p = nn::process_logits(logits, {{}}, g).to_vector<float>();
+  EXPECT_EQ(p, (std::vector<float>{2.0f, -inf, -inf, -inf, -inf}));
+}
+
+TEST(Generation, SamplingIsSeededAndStopsAtEos) {
+  auto c = nn::LlamaConfig::from_json(read_text(kDir + "tiny_llama/config.json"));
+  nn::LlamaForCausalLM model(c);
+  model->load_hf_state_dict(io::load_hf_weights(kDir + "tiny_llama").tensors);
+  model->eval();
+  nn::GenerationConfig g;
+  g.do_sample = true;
+  g.temperature = 1.5;
+  g.top_k = 50;
+  g.top_p = 0.95;
+  g.max_new_tokens = 20;
+  g.seed = 7;
+  auto a = nn::generate(*model, {{0, 42, 71}}, g);
+  auto b = nn::generate(*model, {{0, 42, 71}}, g);
+  EXPECT_EQ(a.tokens, b.tokens);
+  ASSERT_EQ(a.tokens[0].size(), 20u);
+  g.seed = 8;
+  EXPECT_NE(nn::generate(*model, {{0, 42, 71}}, g).tokens, a.tokens);
+  // A row stops after its end-of-sequence token; the callback sees every step.
+  g.seed = 7;
+  g.eos_token_ids = {a.tokens[0][4]};
+  int steps = 0;
+  auto stopped =
+      nn::generate(*model, {{0, 42, 71}}, g,
+                   [&](const std::vector<int64_t>&, const std::vector<bool>&) { ++steps; });
+  const auto first = std::find(a.tokens[0].begin(), a.tokens[0].end(), a.tokens[0][4]);
+  EXPECT_EQ(stopped.tokens[0], std::vector<int64_t>(a.tokens[0].begin(), first + 1));
+  EXPECT_EQ(steps, static_cast<int>(stopped.tokens[0].size()));
+  EXPECT_TRUE(throws_error(
+      [&] {
+        nn::generate(*model, {{0, 700}}, {});
+      },
+      ErrorKind::Index, {"token 700"}));
+  g.temperature = 0;
+  EXPECT_TRUE(
+      throws_error([&] { nn::generate(*model, {{0}}, g); }, ErrorKind::Value, {"temperature"}));
+}
+
+}  // namespace
+}  // namespace ember
