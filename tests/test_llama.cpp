@@ -9,6 +9,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "ember/data/bpe.h"
+#include "ember/io/gguf.h"
 #include "ember/io/hf_weights.h"
 #include "ember/io/safetensors.h"
 #include "test_util.h"
@@ -148,7 +150,73 @@ TEST_P(LlamaTest, CachedStepsEqualFullRecomputation) {
   }
 }
 
+// tiny_llama.gguf holds tiny_llama's weights (q and k rows permuted as llama.cpp's converter
+// does) and tokenizer, without rope scaling: it must compute the default_rope case.
+TEST_P(LlamaTest, GgufFileRunsAsItsFolder) {
+  const auto ref = reference();
+  const auto& c = find_case(ref, "default_rope");
+  const io::GgufFile file = io::load_gguf(kDir + "tiny_llama.gguf", device());
+  const io::GgufHfLlama hf = io::gguf_to_hf_llama(file);
+  nn::LlamaConfig cfg;
+  cfg.vocab_size = hf.config.vocab_size;
+  cfg.hidden_size = hf.config.hidden_size;
+  cfg.intermediate_size = hf.config.intermediate_size;
+  cfg.num_hidden_layers = hf.config.num_hidden_layers;
+  cfg.num_attention_heads = hf.config.num_attention_heads;
+  cfg.num_key_value_heads = hf.config.num_key_value_heads;
+  cfg.head_dim = hf.config.head_dim;
+  cfg.max_position_embeddings = hf.config.max_position_embeddings;
+  cfg.rms_norm_eps = hf.config.rms_norm_eps;
+  cfg.rope_theta = hf.config.rope_theta;
+  EXPECT_EQ(cfg.head_dim, 16);
+  EXPECT_FALSE(hf.config.tie_word_embeddings);
+  nn::LlamaForCausalLM model(cfg);
+  model->to(device());
+  model->load_hf_state_dict(hf.tensors);
+  model->eval();
+  nn::GenerationConfig g;
+  g.max_new_tokens = ref["new_tokens"];
+  g.pad_token_id = 3;
+  EXPECT_EQ(nn::generate(*model, {c["greedy_prompt"].get<std::vector<int64_t>>()}, g).tokens[0],
+            c["greedy"].get<std::vector<int64_t>>());
+  EXPECT_EQ(nn::generate(*model, unpad(c["batch_prompts"], c["batch_mask"]), g).tokens,
+            (c["batch_greedy"].get<std::vector<std::vector<int64_t>>>()));
+
+  // The tokenizer in its metadata is the folder's tokenizer.json.
+  const io::GgufTokenizer t = io::gguf_tokenizer(file);
+  EXPECT_EQ(t.bos_token_id, 0);
+  EXPECT_EQ(t.eos_token_ids, (std::vector<int64_t>{1, 2}));
+  auto from_gguf = data::BpeTokenizer::from_json(t.json, "tiny_llama.gguf");
+  auto from_json = data::BpeTokenizer::from_file(kDir + "tiny_llama/tokenizer.json");
+  EXPECT_EQ(from_gguf.encode(ref["prompt"]), c["prompt_ids"].get<std::vector<int64_t>>());
+  for (const std::string text : {"", "  spaces  and\ttabs\n\n", "12345 café 日本語 🚀",
+                                 "<|begin_of_text|>x<|eot_id|>", "don't DON'T"}) {
+    SCOPED_TRACE(text);
+    EXPECT_EQ(from_gguf.encode(text), from_json.encode(text));
+    EXPECT_EQ(from_gguf.decode(from_json.encode(text), true),
+              from_json.decode(from_json.encode(text), true));
+  }
+}
+
 EMBER_INSTANTIATE_DEVICE_TESTS(LlamaTest);
+
+TEST(GgufTokenizer, RefusesWhatItCannotRead) {
+  io::GgufFile f;
+  EXPECT_TRUE(throws_error([&] { io::gguf_tokenizer(f); }, ErrorKind::Value,
+                           {"no tokenizer", "tokenizer.json"}));
+  f.metadata["tokenizer.ggml.model"] = io::GgufValue("llama");
+  EXPECT_TRUE(
+      throws_error([&] { io::gguf_tokenizer(f); }, ErrorKind::Value, {"'llama'", "SentencePiece"}));
+  f.metadata["tokenizer.ggml.model"] = io::GgufValue("gpt2");
+  f.metadata["tokenizer.ggml.pre"] = io::GgufValue("deepseek-coder");
+  EXPECT_TRUE(
+      throws_error([&] { io::gguf_tokenizer(f); }, ErrorKind::Value, {"deepseek-coder", "smollm"}));
+  f.metadata["tokenizer.ggml.pre"] = io::GgufValue("gpt-2");
+  io::GgufValue::Array tokens{io::GgufType::String, {io::GgufValue("a"), io::GgufValue("a")}};
+  f.metadata["tokenizer.ggml.tokens"] = io::GgufValue(tokens);
+  EXPECT_TRUE(
+      throws_error([&] { io::gguf_tokenizer(f); }, ErrorKind::Value, {"'a' appears twice"}));
+}
 
 TEST(LlamaConfig, FieldsAreReadAndChecked) {
   auto c = nn::LlamaConfig::from_json(read_text(kDir + "tiny_llama/config.json"));

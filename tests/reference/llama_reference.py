@@ -13,14 +13,19 @@ Writes into tests/reference/fixtures/llama/:
   from hidden_size / heads (8), separate lm_head, llama3 rope scaling;
 - tiny_qwen2/: a 2-layer Qwen2ForCausalLM in bfloat16 (q/k/v biases, one key/value head, tied
   embeddings, the qwen2-style fixture tokenizer);
+- tiny_llama.gguf: tiny_llama's weights (F32) and tokenizer as llama.cpp's converter writes them
+  (general.architecture llama, q/k rows permuted, tokenizer.ggml.* with pre "llama-bpe"),
+  without rope scaling -- the file format has none -- so it must compute the default_rope case;
 - expected.safetensors + expected.json: for each case (a folder and config.json fields changed
   over it: each rope scaling kind, the dtype transformers computed in) the logits of a prompt at a
   few positions, and greedy continuations: one prompt alone, and two prompts in one batch with left
-  padding and an attention mask, as transformers' generate gives them.
+  padding and an attention mask, as transformers' generate gives them; and for `ember generate`,
+  the text of the greedy continuation of CLI_PROMPT (decoded, special tokens skipped).
 """
 import json
 import os
 import shutil
+import sys
 
 import torch
 from safetensors.torch import save_file
@@ -34,6 +39,8 @@ import transformers.generation.utils as generation_utils
 generation_utils.is_fsdp_managed_module = lambda module: False
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import gguf_reference as gr  # noqa: E402  (the GGUF container writer)
 OUT = os.path.join(HERE, "fixtures", "llama")
 BPE = os.path.join(HERE, "fixtures", "bpe")
 
@@ -42,6 +49,7 @@ PROMPT = ("The quick brown fox jumps over the lazy dog; café, naïve, 日本語
 BATCH = ["Hello world, this is a longer prompt for the batch", "Short one"]
 POSITIONS = [0, 1, 7, 16, 31, -1]
 NEW_TOKENS = 12
+CLI_PROMPT = "The quick brown fox"
 
 
 def randomize(model, std):
@@ -92,7 +100,12 @@ def run_case(name, folder, overrides, dtype, tensors, cases, pad_id):
         bids, bmask = pad_batch(tok, BATCH, pad_id)
         batch = model.generate(bids, attention_mask=bmask, max_new_tokens=NEW_TOKENS,
                                do_sample=False, pad_token_id=pad_id, eos_token_id=None)
+        cli_ids = torch.tensor([tok.encode(CLI_PROMPT).ids])
+        cli = model.generate(cli_ids, max_new_tokens=NEW_TOKENS, do_sample=False,
+                             pad_token_id=pad_id, eos_token_id=None)
+    cli_text = tok.decode(cli[0, cli_ids.shape[1]:].tolist(), skip_special_tokens=True)
     cases.append({
+        "cli_prompt": CLI_PROMPT, "cli_text": cli_text,
         "name": name, "folder": folder, "config": overrides,
         "dtype": str(dtype).replace("torch.", ""),
         "prompt_ids": ids[0].tolist(), "positions": positions,
@@ -100,6 +113,60 @@ def run_case(name, folder, overrides, dtype, tensors, cases, pad_id):
         "batch_prompts": bids.tolist(), "batch_mask": bmask.tolist(),
         "batch_greedy": batch[:, bids.shape[1]:].tolist(),
     })
+
+
+def write_gguf(model, tokenizer_file, path):
+    """The Llama's weights and tokenizer as a GGUF file (all F32), as llama.cpp's converter lays
+    them out."""
+    c = model.config
+    tj = json.load(open(os.path.join(BPE, tokenizer_file)))
+    vocab = sorted(tj["model"]["vocab"].items(), key=lambda kv: kv[1])
+    assert [i for _, i in vocab] == list(range(len(vocab)))
+    special = {a["id"] for a in tj["added_tokens"] if a["special"]}
+    merges = [" ".join(m) if isinstance(m, list) else m for m in tj["model"]["merges"]]
+    meta = [("general.architecture", gr.STRING, "llama"), ("general.name", gr.STRING, "tiny"),
+            ("llama.context_length", gr.U32, c.max_position_embeddings),
+            ("llama.embedding_length", gr.U32, c.hidden_size),
+            ("llama.block_count", gr.U32, c.num_hidden_layers),
+            ("llama.feed_forward_length", gr.U32, c.intermediate_size),
+            ("llama.attention.head_count", gr.U32, c.num_attention_heads),
+            ("llama.attention.head_count_kv", gr.U32, c.num_key_value_heads),
+            ("llama.attention.key_length", gr.U32, c.head_dim),
+            ("llama.attention.value_length", gr.U32, c.head_dim),
+            ("llama.attention.layer_norm_rms_epsilon", gr.F32, c.rms_norm_eps),
+            ("llama.rope.freq_base", gr.F32, c.rope_theta),
+            ("llama.vocab_size", gr.U32, c.vocab_size),
+            ("tokenizer.ggml.model", gr.STRING, "gpt2"),
+            ("tokenizer.ggml.pre", gr.STRING, "llama-bpe"),
+            ("tokenizer.ggml.tokens", gr.ARRAY, (gr.STRING, [t for t, _ in vocab])),
+            ("tokenizer.ggml.token_type", gr.ARRAY,
+             (gr.I32, [3 if i in special else 1 for _, i in vocab])),
+            ("tokenizer.ggml.merges", gr.ARRAY, (gr.STRING, merges)),
+            ("tokenizer.ggml.bos_token_id", gr.U32, 0), ("tokenizer.ggml.eos_token_id", gr.U32, 1),
+            ("tokenizer.ggml.eot_token_id", gr.U32, 2),
+            ("tokenizer.ggml.add_bos_token", gr.BOOL, True)]
+    names = {"model.embed_tokens.weight": "token_embd.weight", "model.norm.weight":
+             "output_norm.weight", "lm_head.weight": "output.weight"}
+    parts = {"input_layernorm": "attn_norm", "post_attention_layernorm": "ffn_norm",
+             "self_attn.q_proj": "attn_q", "self_attn.k_proj": "attn_k",
+             "self_attn.v_proj": "attn_v", "self_attn.o_proj": "attn_output",
+             "mlp.gate_proj": "ffn_gate", "mlp.up_proj": "ffn_up", "mlp.down_proj": "ffn_down"}
+    tensors = []
+    for name, t in model.state_dict().items():
+        a = t.float().numpy()
+        if name in names:
+            gname = names[name]
+        else:
+            layer, rest = name[len("model.layers."):].split(".", 1)
+            part = rest.rsplit(".", 1)[0]
+            gname = f"blk.{layer}.{parts[part]}.weight"
+            if part == "self_attn.q_proj":
+                a = gr.permute(a, c.num_attention_heads)
+            elif part == "self_attn.k_proj":
+                a = gr.permute(a, c.num_key_value_heads)
+        tensors.append((gname, "F32", a.shape, a.astype("<f4").tobytes()))
+    with open(path, "wb") as f:
+        f.write(gr.gguf(3, meta, tensors))
 
 
 def main():
@@ -114,6 +181,7 @@ def main():
                                       "original_max_position_embeddings": 16}))
     randomize(llama, 0.25)
     write_folder(llama, "tiny_llama", "llama3.tokenizer.json", [1, 2])
+    write_gguf(llama, "llama3.tokenizer.json", os.path.join(OUT, "tiny_llama.gguf"))
 
     qwen = Qwen2ForCausalLM(Qwen2Config(
         vocab_size=700, hidden_size=32, intermediate_size=80, num_hidden_layers=2,

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -53,13 +54,21 @@ struct EmbedOptions {
   int64_t batch_size = 32;
 };
 
+// `ember generate`: from an `ember train --model gpt` checkpoint (characters) or a language
+// model (--model: a Hugging Face folder or a GGUF file). Unset options take the form's defaults:
+// the GPT samples 500 characters at temperature 1; a language model follows its
+// generation_config.json (greedy when it says nothing) for 128 tokens.
 struct GenerateOptions {
   std::string checkpoint;
+  std::string model;
   std::string device = "auto";
-  std::string prompt = "\n";
-  int64_t tokens = 500, top_k = 0;  // top_k 0: sample from the whole vocabulary
-  double temperature = 1.0;
+  std::optional<std::string> prompt;
+  std::optional<int64_t> tokens, top_k;  // top_k 0: no cut
+  std::optional<double> temperature;     // --model: 0 is greedy
+  std::optional<double> top_p, repetition_penalty;
   uint64_t seed = 0;
+  std::string dtype = "auto";  // --model: auto (the weights'), float32, bfloat16, float16
+  int threads = 0;             // 0: as set by the environment
 };
 
 // --device: auto (the best device here), or a device that must be available.
@@ -71,5 +80,6 @@ int run_train(const TrainOptions& options);
 int run_eval(const EvalOptions& options);
 int run_train_gpt(const TrainOptions& options);
 int run_generate(const GenerateOptions& options);
+int run_generate_lm(const GenerateOptions& options);  // --model
 
 }  // namespace ember::cli

@@ -15,18 +15,25 @@
 namespace ember::cli {
 
 int run_generate(const GenerateOptions& o) {
+  if (!o.model.empty()) return run_generate_lm(o);
+  if (o.threads > 0) set_num_threads(o.threads);
+  EMBER_CHECK(!o.top_p && !o.repetition_penalty && o.dtype == "auto",
+              "--top-p, --repetition-penalty and --dtype are for --model; a GPT checkpoint "
+              "samples with --temperature and --top-k");
+  const int64_t tokens = o.tokens.value_or(500), top_k = o.top_k.value_or(0);
+  const double temperature = o.temperature.value_or(1.0);
+  const std::string prompt = o.prompt.value_or("\n");
   CheckpointInfo info = read_checkpoint_info(o.checkpoint);
   EMBER_CHECK(info.model == "gpt", "[checkpoint] '", o.checkpoint, "' holds a model of kind '",
               info.model, "'; `ember generate` samples from `ember train --model gpt` checkpoints");
   const GptSpec spec = gpt_spec_of(info.extra, o.checkpoint);
   check_gpt_weights(spec, info.shapes, o.checkpoint);
   const int64_t V = spec.vocab.size();
-  EMBER_CHECK(o.top_k >= 0 && o.top_k <= V, "--top-k ", o.top_k,
-              " is larger than the vocabulary of ", V, " characters; use 1 to ", V,
-              " (or 0 for all)");
-  EMBER_CHECK(o.temperature > 0, "--temperature must be positive, not ", o.temperature);
-  EMBER_CHECK(!o.prompt.empty(), "--prompt must have at least one character");
-  std::vector<int64_t> ids = spec.vocab.encode(o.prompt, "--prompt");
+  EMBER_CHECK(top_k >= 0 && top_k <= V, "--top-k ", top_k, " is larger than the vocabulary of ", V,
+              " characters; use 1 to ", V, " (or 0 for all)");
+  EMBER_CHECK(temperature > 0, "--temperature must be positive, not ", temperature);
+  EMBER_CHECK(!prompt.empty(), "--prompt must have at least one character");
+  std::vector<int64_t> ids = spec.vocab.encode(prompt, "--prompt");
 
   Device device = pick_device(o.device);
   Gpt model(spec.config);
@@ -41,9 +48,9 @@ int run_generate(const GenerateOptions& o) {
   Generator gen(o.seed);
   const auto block = static_cast<size_t>(spec.config.block_size);
 
-  std::fwrite(o.prompt.data(), 1, o.prompt.size(), stdout);
+  std::fwrite(prompt.data(), 1, prompt.size(), stdout);
   flush_stdout_checked();
-  for (int64_t n = 0; n < o.tokens; ++n) {
+  for (int64_t n = 0; n < tokens; ++n) {
     std::vector<int64_t> context(
         ids.size() > block ? ids.end() - static_cast<int64_t>(block) : ids.begin(), ids.end());
     const auto T = static_cast<int64_t>(context.size());
@@ -52,9 +59,9 @@ int run_generate(const GenerateOptions& o) {
     // Shifted so that the largest logit is 0, then scaled by 1 / temperature capped at 1e30 (a
     // float32 holds it; 1 / 1e-300 it does not): a tiny temperature gives the others -inf
     // (probability 0), never 0 * inf or inf - inf.
-    last = (last - last.amax({1}, true)) * std::min(1.0 / o.temperature, 1e30);
-    if (o.top_k > 0 && o.top_k < V) {
-      Tensor kth = std::get<0>(last.topk(o.top_k, -1)).select(1, o.top_k - 1).unsqueeze(1);
+    last = (last - last.amax({1}, true)) * std::min(1.0 / temperature, 1e30);
+    if (top_k > 0 && top_k < V) {
+      Tensor kth = std::get<0>(last.topk(top_k, -1)).select(1, top_k - 1).unsqueeze(1);
       last = last.masked_fill(last < kth, -std::numeric_limits<double>::infinity());
     }
     const int64_t next = last.softmax(-1).multinomial(1, false, &gen).cpu().item<int64_t>();

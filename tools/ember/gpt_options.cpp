@@ -41,21 +41,39 @@ void add_gpt_train_options(CLI::App& t, GptTrainOptions& o) {
 }
 
 void add_generate_options(CLI::App& g, GenerateOptions& o) {
-  g.add_option("--checkpoint", o.checkpoint, "A checkpoint written by `ember train --model gpt`")
-      ->required();
-  g.add_option("--prompt", o.prompt, "Text to continue (default: a newline)");
-  g.add_option("--tokens", o.tokens, "Characters to generate")
-      ->check(integer_in(0, int64_t{1} << 30))
-      ->capture_default_str();
-  g.add_option("--temperature", o.temperature, "Divides the logits; below 1 is more conservative")
-      ->check(positive_number())
-      ->capture_default_str();
-  g.add_option("--top-k", o.top_k, "Sample among the k most likely characters (0: all)")
-      ->check(integer_in(0, int64_t{1} << 30))
-      ->capture_default_str();
+  CLI::Option_group* source = g.add_option_group("model", "What generates (one of them)");
+  source->add_option("--checkpoint", o.checkpoint,
+                     "A checkpoint written by `ember train --model gpt`");
+  source->add_option("--model", o.model,
+                     "A language model: a Hugging Face folder (config.json, tokenizer.json, "
+                     "safetensors or pytorch_model.bin) or a GGUF file");
+  source->require_option(1);
+  g.add_option("--prompt", o.prompt, "Text to continue (--checkpoint's default: a newline)");
+  g.add_option("--tokens,--max-new-tokens", o.tokens,
+               "Characters (--checkpoint, default 500) or tokens (--model, default 128) to "
+               "generate")
+      ->check(integer_in(0, int64_t{1} << 30));
+  g.add_option("--temperature", o.temperature,
+               "Divides the logits; below 1 is more conservative (--model: 0 is greedy; "
+               "default: the model's generation_config.json, greedy when it has none)")
+      ->check(non_negative_number());
+  g.add_option("--top-k", o.top_k, "Sample among the k most likely tokens (0: all)")
+      ->check(integer_in(0, int64_t{1} << 30));
+  g.add_option("--top-p", o.top_p,
+               "--model: sample among the most likely tokens whose probabilities sum to p")
+      ->check(number_in(1e-9, 1.0));
+  g.add_option("--repetition-penalty", o.repetition_penalty,
+               "--model: divide the logits of tokens already present by this (1: off)")
+      ->check(positive_number());
   g.add_option("--seed", o.seed, "Random seed of the sampling")
       ->check(unsigned_integer())
       ->capture_default_str();
+  g.add_option("--dtype", o.dtype,
+               "--model: compute in auto (the weights' dtype), float32, bfloat16 or float16")
+      ->check(CLI::IsMember({"auto", "float32", "bfloat16", "float16"}))
+      ->capture_default_str();
+  g.add_option("--threads", o.threads, "CPU threads (0: OMP_NUM_THREADS or all cores)")
+      ->check(integer_in(0, 4096));
   g.add_option("--device", o.device, "auto, cpu, cuda or cuda:N")->capture_default_str();
 }
 

@@ -97,7 +97,8 @@ int main(int argc, char** argv) {
       ->capture_default_str();
 
   GenerateOptions generate;
-  CLI::App* g = app.add_subcommand("generate", "Sample text from a GPT checkpoint");
+  CLI::App* g = app.add_subcommand(
+      "generate", "Generate text with a language model (--model) or a GPT checkpoint");
   add_generate_options(*g, generate);
 
   LaunchOptions launch;

@@ -3,12 +3,11 @@
 #include "sentence_encoder.h"
 
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "ember/ember.h"
 #include "ember/io/hf_weights.h"
+#include "text_file.h"
 
 namespace ember::cli {
 
@@ -16,17 +15,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string read_text(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  EMBER_CHECK_KIND(IO, in.good(), "[embed] cannot read ", path.string());
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 nlohmann::json read_json(const fs::path& path) {
   try {
-    return nlohmann::json::parse(read_text(path));
+    return nlohmann::json::parse(read_text_file(path.string(), "embed"));
   } catch (const nlohmann::json::exception& e) {
     throw Error(ErrorKind::IO, "[embed] " + path.string() + " is not valid JSON: " + e.what());
   }
@@ -92,7 +83,8 @@ SentenceEncoder SentenceEncoder::load(const std::string& dir_name, Device device
                      "model.safetensors or pytorch_model.bin, single or sharded)");
   const fs::path config_path = transformer / "config.json",
                  tokenizer_path = transformer / "tokenizer.json";
-  nn::BertConfig config = nn::BertConfig::from_json(read_text(config_path), config_path.string());
+  nn::BertConfig config = nn::BertConfig::from_json(read_text_file(config_path.string(), "embed"),
+                                                    config_path.string());
   // The weights' shapes bound every size the config claims before a model is built.
   io::HfWeights weights = io::load_hf_weights(transformer.string());
   config.check_weights(weights.tensors, weights.files.size() == 1

@@ -205,4 +205,16 @@ std::string gguf_hf_llama_name(const std::string& gguf_name);
 // is an error.
 GgufHfLlama gguf_to_hf_llama(const GgufFile& file);
 
+// The tokenizer a GGUF file holds in its tokenizer.ggml.* metadata, as the tokenizer.json
+// text of the same tokenizer (for data::BpeTokenizer::from_json), with its special ids.
+// Byte-level BPE files (tokenizer.ggml.model "gpt2") with the pre-tokenizers llama.cpp names
+// "default"/"gpt-2", "llama-bpe", "qwen2", "smollm" are read; others (SentencePiece "llama"
+// files among them) are a Value error naming what the file has.
+struct GgufTokenizer {
+  std::string json;
+  int64_t bos_token_id = -1;           // -1: none
+  std::vector<int64_t> eos_token_ids;  // eos, and eot/eom when the file names them
+};
+GgufTokenizer gguf_tokenizer(const GgufFile& file);
+
 }  // namespace ember::io

@@ -1,0 +1,123 @@
+// tools/ember/lm_loader.cpp: loading `ember generate --model`'s language model from a Hugging
+// Face folder or a GGUF file.
+#include "lm_loader.h"
+
+#include <cstdio>
+#include <filesystem>
+
+#include "ember/io/gguf.h"
+#include "ember/io/hf_weights.h"
+#include "text_file.h"
+
+namespace ember::cli {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+DType dtype_named(const std::string& name, DType weights) {
+  if (name == "auto")
+    return weights == kFloat32 || weights == kBFloat16 || weights == kFloat16 ? weights : kFloat32;
+  if (name == "bfloat16") return kBFloat16;
+  if (name == "float16") return kFloat16;
+  return kFloat32;
+}
+
+std::string summary_of(const nn::LlamaConfig& c, const nn::LlamaForCausalLMImpl& m,
+                       const std::string& source) {
+  int64_t params = 0;
+  for (const auto& p : m.parameters()) params += p.numel();
+  const Tensor& w = m.model->embed_tokens->weight;
+  char line[512];
+  std::snprintf(line, sizeof line,
+                "%s: LlamaForCausalLM (%s), %lld layers, %lld heads (%lld key/value), %.1fM "
+                "parameters, %s on %s",
+                source.c_str(), c.model_type.c_str(), static_cast<long long>(c.num_hidden_layers),
+                static_cast<long long>(c.num_attention_heads),
+                static_cast<long long>(c.num_key_value_heads), params / 1e6, dtype_name(w.dtype()),
+                w.device().str().c_str());
+  return line;
+}
+
+// Builds the model in the compute dtype and loads the weights into it.
+std::shared_ptr<nn::LlamaForCausalLMImpl> build(const nn::LlamaConfig& config,
+                                                const io::NamedTensors& weights, Device device,
+                                                const std::string& dtype,
+                                                const std::string& source) {
+  config.check_weights(weights, source);
+  DType weights_dtype = kFloat32;
+  for (const auto& [name, t] : weights)
+    if (name == "model.embed_tokens.weight") weights_dtype = t.dtype();
+  auto model = std::make_shared<nn::LlamaForCausalLMImpl>(config);
+  model->to(device, dtype_named(dtype, weights_dtype));
+  model->load_hf_state_dict(weights);
+  model->eval();
+  return model;
+}
+
+LanguageModel load_folder(const fs::path& dir, Device device, const std::string& dtype) {
+  for (const char* file : {"config.json", "tokenizer.json"})
+    EMBER_CHECK_KIND(IO, fs::is_regular_file(dir / file), "[generate] ", dir.string(), " has no ",
+                     file,
+                     "; --model takes a Hugging Face model folder or a .gguf "
+                     "file");
+  const fs::path config_path = dir / "config.json";
+  const nn::LlamaConfig config = nn::LlamaConfig::from_json(
+      read_text_file(config_path.string(), "generate"), config_path.string());
+  LanguageModel lm;
+  lm.model = build(config, io::load_hf_weights(dir.string()).tensors, device, dtype, dir.string());
+  lm.tokenizer = data::BpeTokenizer::from_file((dir / "tokenizer.json").string());
+  const fs::path gen = dir / "generation_config.json";
+  if (fs::is_regular_file(gen)) {
+    lm.generation =
+        nn::GenerationConfig::from_json(read_text_file(gen.string(), "generate"), gen.string());
+  } else {
+    lm.generation.top_k = 50;  // transformers' default when sampling is asked for
+  }
+  if (lm.generation.eos_token_ids.empty()) lm.generation.eos_token_ids = config.eos_token_ids;
+  lm.max_position_embeddings = config.max_position_embeddings;
+  lm.summary = summary_of(config, *lm.model, dir.string());
+  return lm;
+}
+
+LanguageModel load_gguf_file(const fs::path& path, Device device, const std::string& dtype) {
+  const io::GgufFile file = io::load_gguf(path.string());
+  const io::GgufHfLlama hf = io::gguf_to_hf_llama(file);
+  nn::LlamaConfig c;
+  const io::GgufLlamaConfig& g = hf.config;
+  c.vocab_size = g.vocab_size;
+  c.hidden_size = g.hidden_size;
+  c.intermediate_size = g.intermediate_size;
+  c.num_hidden_layers = g.num_hidden_layers;
+  c.num_attention_heads = g.num_attention_heads;
+  c.num_key_value_heads = g.num_key_value_heads;
+  c.head_dim = g.head_dim;
+  c.max_position_embeddings = g.max_position_embeddings;
+  c.rms_norm_eps = g.rms_norm_eps;
+  c.rope_theta = g.rope_theta;
+  c.tie_word_embeddings = g.tie_word_embeddings;
+  for (const auto& [name, t] : hf.tensors)
+    if (name == "model.layers.0.self_attn.q_proj.bias") c.qkv_bias = true;
+  const io::GgufTokenizer tok = io::gguf_tokenizer(file);
+  LanguageModel lm;
+  lm.model = build(c, hf.tensors, device, dtype, path.string());
+  lm.tokenizer = data::BpeTokenizer::from_json(tok.json, path.string() + " (tokenizer.ggml.*)");
+  lm.generation.eos_token_ids = tok.eos_token_ids;
+  lm.generation.top_k = 50;
+  lm.max_position_embeddings = c.max_position_embeddings;
+  lm.summary = summary_of(c, *lm.model, path.string());
+  return lm;
+}
+
+}  // namespace
+
+LanguageModel load_language_model(const std::string& path, Device device,
+                                  const std::string& dtype) {
+  const fs::path p(path);
+  if (fs::is_directory(p)) return load_folder(p, device, dtype);
+  EMBER_CHECK_KIND(IO, fs::is_regular_file(p), "[generate] --model ", path,
+                   " is neither a folder nor a file");
+  return load_gguf_file(p, device, dtype);
+}
+
+}  // namespace ember::cli
