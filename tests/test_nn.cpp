@@ -780,6 +780,21 @@ TEST_P(InitTest, UniformNormalConstant) {
   EXPECT_LT(s.max, 1.0);
 }
 
+TEST_P(InitTest, SkipInitGuardLeavesValuesAsTheyAre) {
+  Tensor t = full({4, 5}, 7.0, on());
+  {
+    nn::init::SkipInitGuard skip;
+    EXPECT_TRUE(nn::init::SkipInitGuard::active());
+    nn::init::kaiming_uniform_(t);
+    nn::init::normal_(t);
+    nn::init::zeros_(t);
+    EXPECT_TRUE(tensor_equal(t, full({4, 5}, 7.0, on())));
+  }
+  EXPECT_FALSE(nn::init::SkipInitGuard::active());
+  nn::init::zeros_(t);
+  EXPECT_TRUE(tensor_equal(t, zeros({4, 5}, on())));
+}
+
 TEST_P(InitTest, InitOfAParameterRecordsNoGraph) {
   Tensor p = empty({20, 30}, on()).requires_grad_();
   nn::init::kaiming_uniform_(p);

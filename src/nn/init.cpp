@@ -25,7 +25,19 @@ double kaiming_std(const Tensor& t, double a, FanMode mode, Nonlinearity nl, con
   return calculate_gain(nl, a) / std::sqrt(fan);
 }
 
+thread_local int skip_init_depth = 0;
+
 }  // namespace
+
+SkipInitGuard::SkipInitGuard() {
+  ++skip_init_depth;
+}
+SkipInitGuard::~SkipInitGuard() {
+  --skip_init_depth;
+}
+bool SkipInitGuard::active() {
+  return skip_init_depth > 0;
+}
 
 double calculate_gain(Nonlinearity nonlinearity, double param) {
   switch (nonlinearity) {
@@ -43,16 +55,19 @@ double calculate_gain(Nonlinearity nonlinearity, double param) {
 }
 
 Tensor uniform_(Tensor tensor, double a, double b) {
+  if (SkipInitGuard::active()) return tensor;
   NoGradGuard no_grad;
   return ember::uniform_(tensor, a, b);
 }
 
 Tensor normal_(Tensor tensor, double mean, double std) {
+  if (SkipInitGuard::active()) return tensor;
   NoGradGuard no_grad;
   return ember::normal_(tensor, mean, std);
 }
 
 Tensor constant_(Tensor tensor, double value) {
+  if (SkipInitGuard::active()) return tensor;
   NoGradGuard no_grad;
   return tensor.fill_(value);
 }

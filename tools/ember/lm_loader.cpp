@@ -48,7 +48,11 @@ std::shared_ptr<nn::LlamaForCausalLMImpl> build(const nn::LlamaConfig& config,
   DType weights_dtype = kFloat32;
   for (const auto& [name, t] : weights)
     if (name == "model.embed_tokens.weight") weights_dtype = t.dtype();
-  auto model = std::make_shared<nn::LlamaForCausalLMImpl>(config);
+  std::shared_ptr<nn::LlamaForCausalLMImpl> model;
+  {
+    nn::init::SkipInitGuard no_random_init;  // every parameter is loaded next
+    model = std::make_shared<nn::LlamaForCausalLMImpl>(config);
+  }
   model->to(device, dtype_named(dtype, weights_dtype));
   model->load_hf_state_dict(weights);
   model->eval();

@@ -26,4 +26,17 @@ Tensor kaiming_normal_(Tensor tensor, double a = 0, FanMode mode = FanMode::FanI
 Tensor xavier_uniform_(Tensor tensor, double gain = 1.0);
 Tensor xavier_normal_(Tensor tensor, double gain = 1.0);
 
+// While one is alive on this thread, the initialisers above leave tensors as they are: modules
+// built to receive loaded weights (a pretrained model) skip drawing random values for every
+// parameter first, as transformers' no_init_weights. Their parameters hold whatever the
+// allocation held until the weights are loaded.
+class SkipInitGuard {
+ public:
+  SkipInitGuard();
+  ~SkipInitGuard();
+  SkipInitGuard(const SkipInitGuard&) = delete;
+  SkipInitGuard& operator=(const SkipInitGuard&) = delete;
+  static bool active();
+};
+
 }  // namespace ember::nn::init
