@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "data/idx_file.h"
+#include "ember/data/bpe.h"
 #include "ember/error.h"
 #include "io/gguf_format.h"
 #include "io/npy_format.h"
@@ -55,6 +56,13 @@ Outcome read_gguf(const uint8_t* data, size_t size) {
     const io::GgufValue* arch = file.find("general.architecture");
     if (arch && arch->type() == io::GgufType::String && arch->to_string() == "llama")
       io::gguf_to_hf_llama(file);
+    // A file with a tokenizer: its metadata as tokenizer.json, that read by the BPE tokenizer,
+    // and a round trip through it (what `ember generate --model FILE.gguf` does first).
+    if (file.find("tokenizer.ggml.model")) {
+      const io::GgufTokenizer t = io::gguf_tokenizer(file);
+      const auto tokenizer = data::BpeTokenizer::from_json(t.json, "input");
+      tokenizer.decode(tokenizer.encode("Hello, world! 12345 \xc3\xa9t\xc3\xa9"));
+    }
   });
 }
 

@@ -23,7 +23,9 @@ by the formula of the format, never from the packed bytes. Run with any Python t
   row order (what gguf_to_hf_llama must return).
 
 and the fuzz seed corpus fuzz/corpus/gguf/ (valid_* small files -- valid_llama a one-layer Llama
-the fuzz target also maps to the Hugging Face names --, invalid_* ones the reader must refuse).
+the fuzz target also maps to the Hugging Face names --, valid_tokenizer a byte-level BPE tokenizer
+in the metadata that the target turns into tokenizer.json and runs --, invalid_* ones the reader
+must refuse).
 
 If PyPI's gguf package is importable (pip install gguf in a scratch venv), the script also checks
 its own files against it: gguf.GGUFReader reads the metadata and the tensor infos back, and
@@ -353,6 +355,34 @@ def llama_tiny(hidden=32, heads=4, kv_heads=2, ffn=32, vocab=12, layers=2):
     return gguf(3, meta, gg), hf, meta, gg, stored_values
 
 
+def byte_level_chars() -> list:
+    """GPT-2's ByteLevel alphabet: the character each byte 0..255 stands for."""
+    keep = list(range(33, 127)) + list(range(161, 173)) + list(range(174, 256))
+    chars, extra = {}, 0
+    for b in range(256):
+        if b in keep:
+            chars[b] = chr(b)
+        else:
+            chars[b] = chr(256 + extra)
+            extra += 1
+    return [chars[b] for b in range(256)]
+
+
+def tokenizer_only() -> bytes:
+    """A GGUF with no tensors and a byte-level BPE tokenizer in its metadata: every byte's
+    token, three merges, a BOS and an EOS special token."""
+    tokens = byte_level_chars() + ["He", "ll", "Hell", "<s>", "</s>"]
+    merges = ["H e", "l l", "He ll"]
+    types = [1] * (len(tokens) - 2) + [3, 3]
+    return gguf(3, [("tokenizer.ggml.model", STRING, "gpt2"),
+                    ("tokenizer.ggml.pre", STRING, "llama-bpe"),
+                    ("tokenizer.ggml.tokens", ARRAY, (STRING, tokens)),
+                    ("tokenizer.ggml.token_type", ARRAY, (I32, types)),
+                    ("tokenizer.ggml.merges", ARRAY, (STRING, merges)),
+                    ("tokenizer.ggml.bos_token_id", U32, len(tokens) - 2),
+                    ("tokenizer.ggml.eos_token_id", U32, len(tokens) - 1)], [])
+
+
 def cross_check(path: str, meta: list, tensors: list, expected: dict) -> None:
     try:
         import gguf as gg
@@ -419,6 +449,9 @@ def main():
     put(os.path.join(CORPUS, "valid_no_tensors"),
         gguf(3, [("general.name", STRING, "empty"), ("x", ARRAY, (ARRAY, [(U8, [1])]))], []))
     put(os.path.join(CORPUS, "valid_llama"), llama_tiny(8, 2, 1, 8, 4, 1)[0])
+    put(os.path.join(CORPUS, "valid_tokenizer"), tokenizer_only())
+    put(os.path.join(CORPUS, "invalid_tokenizer_merge"),
+        tokenizer_only().replace(b"He ll", b"He zz"))
     put(os.path.join(CORPUS, "invalid_truncated"), data[: len(data) // 2])
     put(os.path.join(CORPUS, "invalid_v1"), b"GGUF" + struct.pack("<III", 1, 0, 0))
     put(os.path.join(CORPUS, "invalid_big_endian"), b"GGUF" + struct.pack(">IQQ", 3, 0, 0))
