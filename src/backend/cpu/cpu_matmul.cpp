@@ -2,13 +2,16 @@
 // of the CPU's instruction-set level) for float32 and float64; for bfloat16 the AMX or AVX512-BF16
 // kernel (cpu_gemm_bf16.h) where the level has one and
 // get_bf16_matmul_reduced_precision_reduction() allows it, else, as for float16, operands widened
-// to float32 while packed; 16-bit products accumulate in float32 and are rounded once. A plain
-// loop for small products and integer dtypes. Results never depend on the thread count.
+// to float32 while packed; 16-bit products accumulate in float32 and are rounded once. Products
+// of a few rows against a transposed weight read the weight where it lies (cpu_gemv.h, or the
+// AMX weight-direct path). A plain loop for small products and integer dtypes. Results never
+// depend on the thread count.
 #include <algorithm>
 
 #include "backend/cpu/cpu_backend.h"
 #include "backend/cpu/cpu_gemm.h"
 #include "backend/cpu/cpu_gemm_bf16.h"
+#include "backend/cpu/cpu_gemv.h"
 #include "backend/cpu/cpu_half_convert.h"
 #include "backend/cpu/cpu_loops.h"
 #include "core/host_allocator.h"
@@ -79,6 +82,12 @@ void gemm_batches(const cpu::GemmKernel<T, S, P>& kernel, T* c, const View& a, c
                           .ldc = N};
     if constexpr (std::is_same_v<P, BFloat16>) {
       if (&kernel == &cpu::kGemmAmxBF16 && cpu::gemm_amx_weight_direct(g, threads)) return;
+    }
+    // A few rows against a transposed weight (a Linear's decoding step): W read where it lies.
+    if constexpr (std::is_same_v<T, float> && std::is_same_v<S, BFloat16>) {
+      if (cpu::gemv_weight_direct(cpu::cpu_isa(), g, threads, std::is_same_v<P, BFloat16>)) return;
+    } else if constexpr (std::is_same_v<T, float>) {
+      if (cpu::gemv_weight_direct(cpu::cpu_isa(), g, threads)) return;
     }
     cpu::gemm(kernel, g, threads);
   };
