@@ -19,6 +19,7 @@ namespace ember {
 namespace {
 
 using testing::tensor_close;
+using testing::tensor_equal;
 using testing::throws_error;
 
 const std::string kDir = std::string(EMBER_REFERENCE_DIR) + "/fixtures/llama/";
@@ -148,6 +149,44 @@ TEST_P(LlamaTest, CachedStepsEqualFullRecomputation) {
     EXPECT_TRUE(throws_error([&] { model(all.narrow(1, 0, 5), &cache); }, ErrorKind::Index,
                              {"[KvCache]", "capacity of 16"}));
   }
+}
+
+// Loading stacks q/k/v and gate/up (one product each); the stacked model computes exactly what
+// the layers one by one compute, falls back to them once a parameter no longer views the stack
+// (here: assigned new data) and while training, where the gradients reach the parameters.
+TEST_P(LlamaTest, StackedProjectionsComputeWhatTheLayersDo) {
+  const auto ref = reference();
+  const auto& c = find_case(ref, "qwen2");  // q/k/v biases
+  auto stacked = load_case(c, device());
+  auto& attn = *stacked->model->layers[0]->self_attn;
+  ASSERT_TRUE(attn.qkv.weight.defined());
+  ASSERT_TRUE(stacked->model->layers[0]->mlp->gate_up.weight.defined());
+  EXPECT_EQ(attn.k_proj->weight.storage_offset(),
+            attn.q_proj->weight.numel() + attn.qkv.weight.storage_offset());
+  auto ids = c["prompt_ids"].get<std::vector<int64_t>>();
+  Tensor input = from_vector(ids, Shape{1, static_cast<int64_t>(ids.size())}).to(device());
+  Tensor one = input.narrow(1, 0, 1);
+  auto separate = load_case(c, device());
+  for (auto& layer : separate->model->layers) {
+    layer->self_attn->qkv = {};
+    layer->mlp->gate_up = {};
+  }
+  {
+    NoGradGuard no_grad;
+    EXPECT_TRUE(tensor_equal(stacked(input), separate(input)));  // packed GEMM
+    EXPECT_TRUE(tensor_equal(stacked(one), separate(one)));      // one row
+    // New data for v_proj's weight: the stack no longer holds it, so it must not be used.
+    Tensor v = attn.v_proj->weight;
+    v.set_data(v.clone() * 2);
+    separate->model->layers[0]->self_attn->v_proj->weight.set_data(v.clone());
+    EXPECT_TRUE(tensor_equal(stacked(one), separate(one)));
+  }
+  stacked->train();
+  Tensor loss = stacked(input).to(kFloat32).sum();
+  loss.backward();
+  ASSERT_TRUE(attn.q_proj->weight.grad().defined());
+  ASSERT_TRUE(stacked->model->layers[0]->mlp->up_proj->weight.grad().defined());
+  EXPECT_GT(attn.q_proj->weight.grad().abs().sum().item<double>(), 0);
 }
 
 // tiny_llama.gguf holds tiny_llama's weights (q and k rows permuted as llama.cpp's converter

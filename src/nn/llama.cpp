@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <numbers>
 
+#include "ember/autograd.h"
 #include "ember/nn/functional.h"
 #include "ember/ops.h"
 #include "nn/json_fields.h"
@@ -200,6 +201,65 @@ Tensor apply_rotary(const Tensor& x, const Tensor& cos, const Tensor& sin) {
 
 }  // namespace
 
+// --- stacked projections
+
+namespace {
+
+// Whether `part` is the view of `whole` that stacking made: rows `row0`.. of it.
+bool views_rows(const Tensor& part, const Tensor& whole, int64_t row0) {
+  if (!part.defined() || part.dtype() != whole.dtype() || part.device() != whole.device() ||
+      part.impl().storage != whole.impl().storage || !part.is_contiguous())
+    return false;
+  const int64_t row = whole.dim() == 2 ? whole.size(1) : 1;
+  return part.storage_offset() == whole.storage_offset() + row0 * row;
+}
+
+}  // namespace
+
+void StackedLinears::stack(const std::vector<LinearImpl*>& layers) {
+  NoGradGuard no_grad;
+  std::vector<Tensor> weights, biases;
+  for (LinearImpl* l : layers) {
+    weights.push_back(l->weight);
+    if (l->bias.defined()) biases.push_back(l->bias);
+  }
+  EMBER_CHECK(biases.empty() || biases.size() == layers.size(),
+              "[StackedLinears] the layers must all have a bias or none");
+  weight = cat(weights, 0);
+  bias = biases.empty() ? Tensor() : cat(biases, 0);
+  int64_t row0 = 0;
+  for (LinearImpl* l : layers) {
+    const int64_t rows = l->weight.size(0);
+    l->weight.set_data(weight.narrow(0, row0, rows));
+    if (bias.defined()) l->bias.set_data(bias.narrow(0, row0, rows));
+    row0 += rows;
+  }
+}
+
+std::vector<Tensor> StackedLinears::forward(const std::vector<LinearImpl*>& layers,
+                                            const Tensor& x) const {
+  if (!weight.defined()) return {};
+  int64_t row0 = 0;
+  for (LinearImpl* l : layers) {
+    if (autograd::is_grad_enabled() &&
+        (l->weight.requires_grad() || (l->bias.defined() && l->bias.requires_grad())))
+      return {};
+    if (!views_rows(l->weight, weight, row0) || l->bias.defined() != bias.defined() ||
+        (bias.defined() && !views_rows(l->bias, bias, row0)))
+      return {};
+    row0 += l->weight.size(0);
+  }
+  if (row0 != weight.size(0)) return {};
+  const Tensor y = F::linear(x, weight, bias);
+  std::vector<Tensor> out;
+  row0 = 0;
+  for (LinearImpl* l : layers) {
+    out.push_back(y.narrow(-1, row0, l->weight.size(0)));
+    row0 += l->weight.size(0);
+  }
+  return out;
+}
+
 // --- layers
 
 LlamaAttentionImpl::LlamaAttentionImpl(const LlamaConfig& c, int64_t layer_index)
@@ -222,11 +282,13 @@ Tensor LlamaAttentionImpl::forward(const Tensor& x, const Tensor& cos, const Ten
                                    const Tensor& mask, KvCache* cache) {
   const int64_t B = x.size(0), L = x.size(1);
   auto split = [&](const Tensor& t, int64_t h) {
-    return t.view({B, L, h, head_dim}).transpose(1, 2);  // (B, h, L, head_dim)
+    return t.reshape({B, L, h, head_dim}).transpose(1, 2);  // (B, h, L, head_dim)
   };
-  Tensor q = apply_rotary(split(q_proj(x), heads), cos, sin);
-  Tensor k = apply_rotary(split(k_proj(x), kv_heads), cos, sin);
-  Tensor v = split(v_proj(x), kv_heads);
+  std::vector<Tensor> qkv_out = qkv.forward({&*q_proj, &*k_proj, &*v_proj}, x);
+  if (qkv_out.empty()) qkv_out = {q_proj(x), k_proj(x), v_proj(x)};
+  Tensor q = apply_rotary(split(qkv_out[0], heads), cos, sin);
+  Tensor k = apply_rotary(split(qkv_out[1], kv_heads), cos, sin);
+  Tensor v = split(qkv_out[2], kv_heads);
   if (cache) std::tie(k, v) = cache->update(layer, k, v);
   Tensor context = F::scaled_dot_product_attention(
       q, k, v,
@@ -245,7 +307,9 @@ LlamaMLPImpl::LlamaMLPImpl(const LlamaConfig& c)
 }
 
 Tensor LlamaMLPImpl::forward(const Tensor& x) {
-  return down_proj(silu(gate_proj(x)) * up_proj(x));
+  const std::vector<Tensor> both = gate_up.forward({&*gate_proj, &*up_proj}, x);
+  if (both.empty()) return down_proj(silu(gate_proj(x)) * up_proj(x));
+  return down_proj(silu(both[0]) * both[1]);
 }
 
 LlamaRMSNormImpl::LlamaRMSNormImpl(int64_t hidden_size, double eps_)
@@ -368,6 +432,14 @@ void LlamaForCausalLMImpl::load_hf_state_dict(const StateDict& state) {
     mine.emplace_back(name, t);
   }
   load_state_dict(mine);
+  stack_projections();
+}
+
+void LlamaForCausalLMImpl::stack_projections() {
+  for (auto& layer : model->layers) {
+    layer->self_attn->stack_projections();
+    layer->mlp->stack_projections();
+  }
 }
 
 }  // namespace ember::nn

@@ -72,6 +72,22 @@ class LlamaRotaryEmbedding {
   std::vector<float> base_inv_freq_;
 };
 
+// Linear layers that read the same input (attention's q/k/v, the MLP's gate/up) with their
+// weights (and biases) stacked row after row in one buffer that the layers' parameters view, so
+// that inference computes them in one product -- one call instead of several, the same values
+// as one product each for the decoding steps (a few rows: the weight-direct kernel computes
+// every element alone) and within float32 rounding otherwise. Training, or parameters that no
+// longer view the stack (after to(), set_data or assigning new tensors), runs the layers one by
+// one.
+struct StackedLinears {
+  Tensor weight, bias;  // (sum of out_features, in_features), (sum) or undefined
+  // Stacks `layers` (same in_features, dtype and device; all with a bias or none), making their
+  // parameters views of the stack.
+  void stack(const std::vector<LinearImpl*>& layers);
+  // Each layer's output for x (views of one product), or empty when the stack cannot be used.
+  std::vector<Tensor> forward(const std::vector<LinearImpl*>& layers, const Tensor& x) const;
+};
+
 class LlamaAttentionImpl : public Module {
   using Self = LlamaAttentionImpl;
   EMBER_CLONE(Self, &Self::q_proj, &Self::k_proj, &Self::v_proj, &Self::o_proj)
@@ -83,6 +99,8 @@ class LlamaAttentionImpl : public Module {
                  KvCache* cache);
   int64_t layer, heads, kv_heads, head_dim;
   Linear q_proj, k_proj, v_proj, o_proj;
+  StackedLinears qkv;  // q_proj, k_proj, v_proj once stack_projections() ran
+  void stack_projections() { qkv.stack({&*q_proj, &*k_proj, &*v_proj}); }
 };
 
 // down(silu(gate(x)) * up(x)).
@@ -93,6 +111,8 @@ class LlamaMLPImpl : public Module {
   explicit LlamaMLPImpl(const LlamaConfig& config);
   Tensor forward(const Tensor& x) override;
   Linear gate_proj, up_proj, down_proj;
+  StackedLinears gate_up;  // gate_proj, up_proj once stack_projections() ran
+  void stack_projections() { gate_up.stack({&*gate_proj, &*up_proj}); }
 };
 
 // Hugging Face's LlamaRMSNorm: normalized in float32, rounded to the input's dtype, then times the
@@ -160,7 +180,11 @@ class LlamaForCausalLMImpl : public Module, public CausalLanguageModel {
   // Loads Hugging Face weights by name, strict (missing or unexpected names and wrong shapes are
   // errors naming them); with tied embeddings a file's lm_head.weight is skipped, as
   // transformers ties it to the embedding after loading. Values convert to the model's dtype.
+  // Then stacks the projections (stack_projections).
   void load_hf_state_dict(const StateDict& state);
+  // Stacks every layer's q/k/v and gate/up weights (StackedLinears) for inference; call it again
+  // after moving the model (to()) to stack them on the new device or dtype.
+  void stack_projections();
 
   LlamaConfig config;
   std::shared_ptr<LlamaModelImpl> model;

@@ -111,7 +111,11 @@ void matmul_into(T* c, const View& a, const View& b) {
   }
   const S* pa = static_cast<const S*>(a.data);
   const S* pb = static_cast<const S*>(b.data);
-  if (M * N * K <= kSmallGemm) {
+  // Few rows against a transposed weight go to the weight-direct path whatever their size, so
+  // that a row's result does not depend on how many columns its product has (stacked weights).
+  const bool weight_direct = std::is_same_v<T, float> && M <= cpu::kGemvMaxRows &&
+                             b.strides[1] == 1 && cpu::cpu_isa() >= cpu::CpuIsa::kAvx2;
+  if (M * N * K <= kSmallGemm && !weight_direct) {
     for (int64_t i = 0; i < B; ++i)
       small_gemm<T, S>(c + i * M * N, pa + i * a.strides[0], a.strides[1], a.strides[2],
                        pb + i * b.strides[0], b.strides[1], b.strides[2], M, N, K);
