@@ -1,7 +1,8 @@
-// tests/test_bpe.cpp: the byte-level BPE tokenizer against Hugging Face `tokenizers` -- the
-// tokenizer.json files and reference ids/decodes of tests/reference/fixtures/bpe, written by
-// bpe_reference.py (GPT-2, Llama 3, Qwen2 and Digits styles) -- and by hand: round trips, the
-// streaming decoder, special tokens, Split's behaviours, and bad files refused.
+// tests/test_bpe.cpp: the BPE tokenizer against Hugging Face `tokenizers` -- the tokenizer.json
+// files and reference ids/decodes of tests/reference/fixtures/bpe, written by bpe_reference.py
+// (byte-level: GPT-2, Llama 3, Qwen2 and Digits styles) and spm_reference.py (SentencePiece-style
+// with byte fallback: Llama 2 and Metaspace styles) -- and by hand: round trips, the streaming
+// decoder, special tokens, Split's behaviours, and bad files refused.
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -16,7 +17,7 @@ namespace {
 using testing::throws_error;
 
 const std::string kDir = std::string(EMBER_REFERENCE_DIR) + "/fixtures/bpe/";
-const char* const kStyles[] = {"gpt2", "llama3", "qwen2", "digits"};
+const char* const kStyles[] = {"gpt2", "llama3", "qwen2", "digits", "llama2", "metaspace"};
 
 std::string read_text(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -258,9 +259,37 @@ TEST(Bpe, BadTokenizerFilesAreRefused) {
           j["pre_tokenizer"] = {{"type", "Metaspace"}, {"replacement", "▁"}};
         });
       },
-      ErrorKind::Value, {"Metaspace", "not supported"}));
+      ErrorKind::Value, {"decoder ByteLevel", "SentencePiece-style"}));
   EXPECT_TRUE(throws_error([] { load_edited([](auto& j) { j["model"]["byte_fallback"] = true; }); },
-                           ErrorKind::Value, {"byte_fallback", "SentencePiece"}));
+                           ErrorKind::Value, {"byte_fallback", "ByteLevel"}));
+  // SentencePiece-style files: what is not read is named.
+  auto load_llama2 = [](auto edit) {
+    auto j = nlohmann::json::parse(read_text(kDir + "llama2.tokenizer.json"));
+    edit(j);
+    return data::BpeTokenizer::from_json(j.dump(), "edited.json");
+  };
+  EXPECT_TRUE(
+      throws_error([&] { load_llama2([](auto& j) { j["decoder"]["decoders"][3]["stop"] = 1; }); },
+                   ErrorKind::Value, {"Strip decoder", "stop 0"}));
+  EXPECT_TRUE(throws_error(
+      [&] {
+        load_llama2([](auto& j) {
+          j["normalizer"]["normalizers"][1]["pattern"] = {{"Regex", " +"}};
+        });
+      },
+      ErrorKind::Value, {"Replace normalizer", "regex patterns are not supported"}));
+  EXPECT_TRUE(throws_error(
+      [&] {
+        load_llama2([](auto& j) {
+          j["pre_tokenizer"] = {{"type", "Metaspace"}, {"prepend_scheme", "sometimes"}};
+        });
+      },
+      ErrorKind::Value, {"prepend_scheme", "sometimes"}));
+  EXPECT_TRUE(
+      throws_error([&] { load_llama2([](auto& j) {
+                           j["decoder"] = {{"type", "ByteLevel"}};
+                         }); },
+                   ErrorKind::Value, {"decoder ByteLevel", "SentencePiece-style"}));
   EXPECT_TRUE(
       throws_error([] { load_edited([](auto& j) {
                           j["normalizer"] = {{"type", "NFKC"}};

@@ -5,6 +5,7 @@
 // (llama_reference.py): logits with each rope scaling kind, in float32 and bfloat16, greedy
 // continuations alone and in a left-padded batch -- and by hand: the cache against full
 // recomputation, the logits processors, config and weight checks.
+#include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -243,9 +244,23 @@ TEST(GgufTokenizer, RefusesWhatItCannotRead) {
   io::GgufFile f;
   EXPECT_TRUE(throws_error([&] { io::gguf_tokenizer(f); }, ErrorKind::Value,
                            {"no tokenizer", "tokenizer.json"}));
+  f.metadata["tokenizer.ggml.model"] = io::GgufValue("bert");
+  EXPECT_TRUE(throws_error([&] { io::gguf_tokenizer(f); }, ErrorKind::Value,
+                           {"'bert'", "\"gpt2\"", "\"llama\""}));
+  // A SentencePiece vocabulary needs its scores, finite, one per token.
   f.metadata["tokenizer.ggml.model"] = io::GgufValue("llama");
-  EXPECT_TRUE(
-      throws_error([&] { io::gguf_tokenizer(f); }, ErrorKind::Value, {"'llama'", "SentencePiece"}));
+  io::GgufValue::Array pieces{io::GgufType::String, {io::GgufValue("a"), io::GgufValue("b")}};
+  f.metadata["tokenizer.ggml.tokens"] = io::GgufValue(pieces);
+  EXPECT_TRUE(throws_error([&] { io::gguf_tokenizer(f); }, ErrorKind::Value,
+                           {"tokenizer.ggml.scores", "lacks"}));
+  f.metadata["tokenizer.ggml.scores"] =
+      io::GgufValue(io::GgufValue::Array{io::GgufType::Float32, {io::GgufValue(0.0f)}});
+  EXPECT_TRUE(throws_error([&] { io::gguf_tokenizer(f); }, ErrorKind::Value,
+                           {"tokenizer.ggml.scores has 1 entries", "2 tokens"}));
+  f.metadata["tokenizer.ggml.scores"] = io::GgufValue(io::GgufValue::Array{
+      io::GgufType::Float32, {io::GgufValue(0.0f), io::GgufValue(std::nanf(""))}});
+  EXPECT_TRUE(throws_error([&] { io::gguf_tokenizer(f); }, ErrorKind::Value,
+                           {"token 1 has the score", "finite"}));
   f.metadata["tokenizer.ggml.model"] = io::GgufValue("gpt2");
   f.metadata["tokenizer.ggml.pre"] = io::GgufValue("deepseek-coder");
   EXPECT_TRUE(
@@ -255,6 +270,36 @@ TEST(GgufTokenizer, RefusesWhatItCannotRead) {
   f.metadata["tokenizer.ggml.tokens"] = io::GgufValue(tokens);
   EXPECT_TRUE(
       throws_error([&] { io::gguf_tokenizer(f); }, ErrorKind::Value, {"'a' appears twice"}));
+}
+
+// A SentencePiece ("llama") vocabulary in GGUF metadata (spm_reference.py: the llama2 fixture's
+// tokens with scores falling by id, no merges): the merges derived from the scores, the ids and
+// the decodes are what transformers' GGUF loader gives.
+TEST(GgufTokenizer, SentencePieceVocabularyAsTransformersReadsIt) {
+  const std::string dir = std::string(EMBER_REFERENCE_DIR) + "/fixtures/bpe/";
+  const auto ref = nlohmann::json::parse(read_text(dir + "llama2_gguf.reference.json"));
+  const io::GgufTokenizer t = io::gguf_tokenizer(io::load_gguf(dir + "llama2_tokenizer.gguf"));
+  const auto j = nlohmann::json::parse(t.json);
+  EXPECT_EQ(j["model"]["merges"], ref["merges"]);
+  EXPECT_EQ(t.bos_token_id, 1);
+  EXPECT_EQ(t.eos_token_ids, std::vector<int64_t>{2});
+  const auto tok = data::BpeTokenizer::from_json(t.json, "llama2_tokenizer.gguf");
+  EXPECT_EQ(tok.vocab_size(), ref["vocab_size"].get<int64_t>());
+  size_t cases = 0;
+  for (const auto& c : ref["cases"]) {
+    const std::string text = c["text"].get<std::string>();
+    SCOPED_TRACE(text);
+    EXPECT_EQ(tok.encode(text, true), c["ids"].get<std::vector<int64_t>>());
+    EXPECT_EQ(tok.encode(text, false), c["ids_plain"].get<std::vector<int64_t>>());
+    EXPECT_EQ(tok.decode(c["ids"].get<std::vector<int64_t>>(), false),
+              c["decode"].get<std::string>());
+    EXPECT_EQ(tok.decode(c["ids"].get<std::vector<int64_t>>(), true),
+              c["decode_skip"].get<std::string>());
+    ++cases;
+  }
+  EXPECT_GE(cases, 60u);
+  for (const auto& d : ref["decodes"])
+    EXPECT_EQ(tok.decode(d["ids"].get<std::vector<int64_t>>()), d["text"].get<std::string>());
 }
 
 TEST(LlamaConfig, FieldsAreReadAndChecked) {

@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -65,7 +67,31 @@ struct BpeTokenizer::Impl {
   bool any_raw = false, any_normalized = false;
   std::unordered_map<int32_t, size_t> added_by_id;
   std::unique_ptr<bpe::Regex> word_char;  // \w, for single_word tokens
-  bool nfc = false;
+  // The normalizer: NFC, Prepend (`to` before non-empty text), Replace (`from` -> `to`), in order.
+  struct NormalizerStep {
+    enum class Kind { Nfc, Prepend, Replace } kind;
+    std::string from, to;
+  };
+  std::vector<NormalizerStep> normalizers;
+  std::string normalize(std::string text) const;
+  // Byte-level BPE (a ByteLevel pre-tokenizer: tokens spell bytes as GPT-2's characters) or
+  // SentencePiece-style BPE (tokens spell text, a space as "\u2581"; with byte_fallback, a
+  // character outside the vocabulary is its bytes' tokens "<0xAB>").
+  bool byte_level = false, byte_fallback = false;
+  std::array<int32_t, 256> byte_token{};  // "<0xAB>" -> id (-1 none)
+  // The SentencePiece-style decoder: per token, Replace steps and Metaspace's replacement; byte
+  // tokens as their bytes (ByteFallback); the text's first `strip_leading` spaces removed (Strip
+  // after Fuse, or Metaspace's prepended space).
+  std::vector<std::pair<std::string, std::string>> decode_replace;
+  bool decode_bytes_of_byte_tokens = false;
+  int strip_leading = 0;
+  int byte_of_token(int64_t id) const;  // the byte of a "<0xAB>" token, else -1
+  // A run of byte tokens' bytes as ByteFallback decodes it: the text, or U+FFFD per byte when
+  // the run is not UTF-8.
+  static std::string byte_run_text(const std::string& run);
+  // `text` without the first strip_leading spaces (the start of a decoded text).
+  std::string strip_start(std::string text) const;
+  std::string token_text(const std::string& token) const;
   std::vector<bpe::PreTokenizerStep> steps;
   std::vector<std::vector<TemplatePiece>> templates;  // applied in turn with add_special_tokens
   mutable std::mutex cache_mutex;
@@ -106,15 +132,26 @@ size_t char_start_before(std::string_view s, size_t end) {
 
 void parse_normalizer(const json& n, BpeTokenizer::Impl& m) {
   if (n.is_null()) return;
+  using Step = BpeTokenizer::Impl::NormalizerStep;
   const std::string type = n.at("type").get<std::string>();
   if (type == "NFC") {
-    m.nfc = true;
+    m.normalizers.push_back({Step::Kind::Nfc, "", ""});
   } else if (type == "Sequence") {
     for (const json& each : n.at("normalizers")) parse_normalizer(each, m);
+  } else if (type == "Prepend") {
+    m.normalizers.push_back({Step::Kind::Prepend, "", n.at("prepend").get<std::string>()});
+  } else if (type == "Replace") {
+    const json& pattern = n.at("pattern");
+    EMBER_CHECK(pattern.contains("String") && !pattern["String"].get<std::string>().empty(),
+                "[BpeTokenizer] ", m.source, ": a Replace normalizer's pattern must be ",
+                "{\"String\": \"...\"} (not empty); regex patterns are not supported, got ",
+                pattern.dump());
+    m.normalizers.push_back({Step::Kind::Replace, pattern["String"].get<std::string>(),
+                             n.at("content").get<std::string>()});
   } else {
     fail(m.source, "normalizer " + type +
-                       " is not supported by BpeTokenizer (none and NFC are, alone or in a "
-                       "Sequence); this is not a byte-level BPE tokenizer it reads");
+                       " is not supported by BpeTokenizer (NFC, Prepend and Replace are, alone or "
+                       "in a Sequence)");
   }
 }
 
@@ -165,10 +202,31 @@ void parse_pre_tokenizer(const json& p, BpeTokenizer::Impl& m, bool& byte_level,
                                                   m.source + ": pre_tokenizer ByteLevel");
       step.regex = gpt2;
     }
+  } else if (type == "Metaspace") {
+    step.kind = bpe::PreTokenizerStep::Kind::Metaspace;
+    step.replacement = p.value("replacement", std::string("\u2581"));
+    EMBER_CHECK(!step.replacement.empty(), "[BpeTokenizer] ", m.source,
+                ": the Metaspace pre_tokenizer's replacement is empty");
+    const std::string scheme = p.contains("prepend_scheme") ? p["prepend_scheme"].get<std::string>()
+                               : p.value("add_prefix_space", true) ? "always"
+                                                                   : "never";
+    using Prepend = bpe::PreTokenizerStep::Prepend;
+    if (scheme == "always")
+      step.prepend = Prepend::Always;
+    else if (scheme == "first")
+      step.prepend = Prepend::First;
+    else if (scheme == "never")
+      step.prepend = Prepend::Never;
+    else
+      fail(m.source,
+           "Metaspace prepend_scheme \"" + scheme + "\" is unknown (always, first or never)");
+    if (p.value("split", true))
+      step.regex = std::make_shared<const bpe::Regex>(step.replacement, true,
+                                                      m.source + ": pre_tokenizer Metaspace");
   } else {
     fail(m.source, "pre_tokenizer " + type +
-                       " is not supported by BpeTokenizer (ByteLevel, Split, Digits and Sequence "
-                       "are; SentencePiece-style BPE with Metaspace is not read)");
+                       " is not supported by BpeTokenizer (ByteLevel, Metaspace, Split, Digits and "
+                       "Sequence are)");
   }
   m.steps.push_back(std::move(step));
 }
@@ -218,16 +276,54 @@ void parse_post_processor(const json& p, BpeTokenizer::Impl& m) {
   m.templates.push_back(std::move(pieces));
 }
 
-void check_decoder(const json& d, const std::string& source) {
+// The decoder, checked against the kind of tokenizer: ByteLevel for byte-level BPE; Replace,
+// ByteFallback, Fuse, Strip (of leading spaces, after Fuse) and Metaspace for SentencePiece-style.
+void parse_decoder(const json& d, BpeTokenizer::Impl& m, bool& fused) {
   const std::string type = d.is_null() ? "null" : d.at("type").get<std::string>();
-  if (type == "ByteLevel") return;
   if (type == "Sequence") {
-    for (const json& each : d.at("decoders")) check_decoder(each, source);
+    for (const json& each : d.at("decoders")) parse_decoder(each, m, fused);
     return;
   }
-  fail(source, "decoder " + type +
-                   " is not supported by BpeTokenizer (ByteLevel is: a byte-level BPE "
-                   "tokenizer.json names it as its decoder)");
+  if (m.byte_level) {
+    if (type == "ByteLevel") return;
+    fail(m.source, "decoder " + type +
+                       " is not supported for a byte-level BPE tokenizer (ByteLevel is: a "
+                       "tokenizer.json with a ByteLevel pre_tokenizer names it as its decoder)");
+  }
+  if (type == "null") return;  // the tokens' text joined
+  if (type == "Replace") {
+    const json& pattern = d.at("pattern");
+    EMBER_CHECK(pattern.contains("String") && !pattern["String"].get<std::string>().empty(),
+                "[BpeTokenizer] ", m.source,
+                ": a Replace decoder's pattern must be {\"String\": \"...\"}, got ",
+                pattern.dump());
+    m.decode_replace.emplace_back(pattern["String"].get<std::string>(),
+                                  d.at("content").get<std::string>());
+  } else if (type == "ByteFallback") {
+    m.decode_bytes_of_byte_tokens = true;
+  } else if (type == "Fuse") {
+    fused = true;
+  } else if (type == "Strip") {
+    const std::string content = d.at("content").get<std::string>();
+    const int start = d.value("start", 0), stop = d.value("stop", 0);
+    EMBER_CHECK(
+        content == " " && stop == 0 && start >= 0 && start <= 16 && (fused || start == 0),
+        "[BpeTokenizer] ", m.source, ": the Strip decoder ", d.dump(),
+        " is not supported (leading spaces of the fused text are: after Fuse, content \" \", "
+        "stop 0)");
+    m.strip_leading += start;
+  } else if (type == "Metaspace") {
+    const std::string replacement = d.value("replacement", std::string("\u2581"));
+    m.decode_replace.emplace_back(replacement, " ");
+    const std::string scheme = d.contains("prepend_scheme") ? d["prepend_scheme"].get<std::string>()
+                               : d.value("add_prefix_space", true) ? "always"
+                                                                   : "never";
+    if (scheme != "never") m.strip_leading += 1;
+  } else {
+    fail(m.source, "decoder " + type +
+                       " is not supported for a SentencePiece-style BPE tokenizer (Replace, "
+                       "ByteFallback, Fuse, Strip and Metaspace are)");
+  }
 }
 
 void parse_model(const json& model, BpeTokenizer::Impl& m) {
@@ -236,14 +332,12 @@ void parse_model(const json& model, BpeTokenizer::Impl& m) {
   EMBER_CHECK(type == "BPE", "[BpeTokenizer] ", m.source, " holds a ",
               type.empty() ? "(no model type)" : type,
               " model; BpeTokenizer reads BPE models (WordPieceTokenizer reads WordPiece ones)");
-  EMBER_CHECK(!model.value("byte_fallback", false), "[BpeTokenizer] ", m.source,
-              ": byte_fallback is set: this is a SentencePiece-style BPE (Llama 2, Mistral), "
-              "which BpeTokenizer does not read; only byte-level BPE is supported");
+  m.byte_fallback = model.value("byte_fallback", false);
   for (const char* affix : {"continuing_subword_prefix", "end_of_word_suffix"}) {
     const json& a = model.contains(affix) ? model[affix] : json();
     EMBER_CHECK(a.is_null() || a.get<std::string>().empty(), "[BpeTokenizer] ", m.source,
                 ": the model's ", affix, " (", a.dump(),
-                ") is not supported; byte-level BPE has none");
+                ") is not supported; byte-level and SentencePiece-style BPE have none");
   }
   const json& dropout = model.contains("dropout") ? model["dropout"] : json();
   EMBER_CHECK(dropout.is_null() || dropout.get<double>() == 0.0, "[BpeTokenizer] ", m.source,
@@ -274,6 +368,13 @@ void parse_model(const json& model, BpeTokenizer::Impl& m) {
     EMBER_CHECK(it != m.vocab.end(), "[BpeTokenizer] ", m.source, ": the unk_token ", unk.dump(),
                 " is not in the vocabulary");
     m.unk_id = it->second;
+  }
+  m.byte_token.fill(-1);
+  for (int b = 0; b < 256; ++b) {
+    char name[8];
+    std::snprintf(name, sizeof name, "<0x%02X>", b);
+    auto it = m.vocab.find(name);
+    if (it != m.vocab.end()) m.byte_token[b] = it->second;
   }
   m.char_id.fill(-1);
   for (uint32_t cp = 0; cp < 0x144; ++cp) {
@@ -336,7 +437,8 @@ void parse_added_tokens(const json& list, BpeTokenizer::Impl& m) {
     a.lstrip = t.value("lstrip", false);
     a.rstrip = t.value("rstrip", false);
     a.normalized = t.value("normalized", !a.special);
-    a.pattern = a.normalized && m.nfc ? bpe::nfc(a.content) : a.content;
+    a.pattern = a.normalized ? m.normalize(a.content) : a.content;
+    if (a.pattern.empty()) a.pattern = a.content;
     m.added_by_id[a.id] = m.added.size();
     m.added.push_back(std::move(a));
   }
@@ -366,11 +468,13 @@ std::shared_ptr<BpeTokenizer::Impl> parse_tokenizer(const json& j, const std::st
   std::shared_ptr<const bpe::Regex> gpt2;
   const json pre = j.value("pre_tokenizer", json());
   if (!pre.is_null()) parse_pre_tokenizer(pre, *m, byte_level, gpt2);
-  EMBER_CHECK(byte_level, "[BpeTokenizer] ", source,
-              ": the pre_tokenizer has no ByteLevel step, so this is not a byte-level BPE "
-              "tokenizer (SentencePiece-style BPE with Metaspace and byte fallback is not read)");
+  m->byte_level = byte_level;
+  EMBER_CHECK(!byte_level || !m->byte_fallback, "[BpeTokenizer] ", source,
+              ": byte_fallback with a ByteLevel pre_tokenizer is not supported (byte-level BPE "
+              "spells every byte already)");
   parse_post_processor(j.value("post_processor", json()), *m);
-  check_decoder(j.value("decoder", json()), source);
+  bool fused = false;
+  parse_decoder(j.value("decoder", json()), *m, fused);
   parse_added_tokens(j.value("added_tokens", json()), *m);
   return m;
 }
@@ -456,6 +560,21 @@ std::vector<int32_t> BpeTokenizer::Impl::merge_word(const std::string& word) con
       auto it = vocab.find(word.substr(i, n));
       if (it != vocab.end()) id = it->second;
     }
+    if (id < 0 && byte_fallback) {  // the character's bytes, if each has its token
+      bool all = true;
+      for (size_t b = i; b < i + n; ++b)
+        all = all && byte_token[static_cast<unsigned char>(word[b])] >= 0;
+      if (all) {
+        for (size_t b = i; b < i + n; ++b) {
+          const auto k = static_cast<int32_t>(sym.size());
+          sym.push_back({byte_token[static_cast<unsigned char>(word[b])], k - 1, -1, true});
+          if (k > 0) sym[k - 1].next = k;
+        }
+        i += n;
+        last_unknown = false;
+        continue;
+      }
+    }
     i += n;
     if (id < 0) {  // `tokenizers` drops the character unless there is an unknown token
       if (unk_id >= 0 && !(fuse_unk && last_unknown)) id = unk_id;
@@ -538,27 +657,79 @@ const std::string* BpeTokenizer::Impl::token_of(int64_t id) const {
   return nullptr;
 }
 
+std::string BpeTokenizer::Impl::normalize(std::string text) const {
+  for (const NormalizerStep& n : normalizers) {
+    switch (n.kind) {
+      case NormalizerStep::Kind::Nfc:
+        text = bpe::nfc(text);
+        break;
+      case NormalizerStep::Kind::Prepend:
+        if (!text.empty()) text.insert(0, n.to);
+        break;
+      case NormalizerStep::Kind::Replace:
+        text = bpe::replace_all(std::move(text), n.from, n.to);
+        break;
+    }
+  }
+  return text;
+}
+
+int BpeTokenizer::Impl::byte_of_token(int64_t id) const {
+  if (!decode_bytes_of_byte_tokens || id < 0 || static_cast<size_t>(id) >= model_tokens.size() ||
+      !model_has[static_cast<size_t>(id)])
+    return -1;
+  const std::string& t = model_tokens[static_cast<size_t>(id)];
+  if (t.size() != 6 || t.compare(0, 3, "<0x") != 0 || t[5] != '>') return -1;
+  const int b = static_cast<int>(std::strtol(t.substr(3, 2).c_str(), nullptr, 16));
+  return byte_token[static_cast<size_t>(b)] == id ? b : -1;
+}
+
+std::string BpeTokenizer::Impl::byte_run_text(const std::string& run) {
+  if (bpe::utf8_invalid_at(run) == run.size()) return run;
+  std::string out;
+  for (size_t i = 0; i < run.size(); ++i) out += "\xEF\xBF\xBD";
+  return out;
+}
+
+std::string BpeTokenizer::Impl::strip_start(std::string text) const {
+  size_t n = 0;
+  while (n < text.size() && static_cast<int>(n) < strip_leading && text[n] == ' ') ++n;
+  text.erase(0, n);
+  return text;
+}
+
+std::string BpeTokenizer::Impl::token_text(const std::string& token) const {
+  std::string text = token;
+  for (const auto& [from, to] : decode_replace) text = bpe::replace_all(std::move(text), from, to);
+  return text;
+}
+
 std::vector<int64_t> BpeTokenizer::encode(const std::string& text, bool add_special_tokens) const {
   const Impl& m = *impl_;
   const size_t bad = bpe::utf8_invalid_at(text);
   EMBER_CHECK(bad == text.size(), "[BpeTokenizer] encode: the text is not valid UTF-8 (at byte ",
               bad, "); convert it to UTF-8 first");
   std::vector<int32_t> ids;
+  bool first = true;  // no text or token before this part (Metaspace's "first" scheme)
   m.split_added(text, m.raw_added, m.any_raw, [&](std::string_view piece, int32_t id) {
     if (id >= 0) {
       ids.push_back(id);
+      first = false;
       return;
     }
-    const std::string normalized = m.nfc ? bpe::nfc(std::string(piece)) : std::string(piece);
-    m.split_added(normalized, m.normalized_added, m.any_normalized,
-                  [&](std::string_view part, int32_t part_id) {
-                    if (part_id >= 0) {
-                      ids.push_back(part_id);
-                      return;
-                    }
-                    for (const std::string& word : bpe::pre_tokenize(m.steps, std::string(part)))
-                      m.encode_word(word, ids);
-                  });
+    const std::string normalized = m.normalize(std::string(piece));
+    m.split_added(
+        normalized, m.normalized_added, m.any_normalized,
+        [&](std::string_view part, int32_t part_id) {
+          if (part_id >= 0) {
+            ids.push_back(part_id);
+            first = false;
+            return;
+          }
+          for (const std::string& word : bpe::pre_tokenize(m.steps, std::string(part), first))
+            m.encode_word(word, ids);
+          first = false;
+        });
   });
   std::vector<int64_t> out(ids.begin(), ids.end());
   if (!add_special_tokens) return out;
@@ -575,14 +746,23 @@ std::vector<int64_t> BpeTokenizer::encode(const std::string& text, bool add_spec
   return out;
 }
 
-std::string BpeTokenizer::decode_bytes(const std::vector<int64_t>& ids,
-                                       bool skip_special_tokens) const {
+std::string BpeTokenizer::decode_bytes(const std::vector<int64_t>& ids, bool skip_special_tokens,
+                                       bool continuing) const {
+  const Impl& m = *impl_;
   std::string out;
   for (int64_t id : ids) {
-    const std::string* token = impl_->token_of(id);
+    const std::string* token = m.token_of(id);
     EMBER_CHECK_KIND(Index, token != nullptr, "[BpeTokenizer] decode: id ", id, " is no token of ",
-                     impl_->source, " (its ids run to ", vocab_size() - 1, " at most)");
+                     m.source, " (its ids run to ", vocab_size() - 1, " at most)");
     if (skip_special_tokens && is_special(id)) continue;
+    if (!m.byte_level) {
+      const int b = m.byte_of_token(id);
+      if (b >= 0)
+        out += static_cast<char>(b);
+      else
+        out += m.token_text(*token);
+      continue;
+    }
     // The ByteLevel decoder: each character back to its byte, unless one of them stands for no
     // byte -- then the token's own UTF-8 (as `tokenizers` does for added tokens like " x").
     std::string bytes;
@@ -595,12 +775,28 @@ std::string BpeTokenizer::decode_bytes(const std::vector<int64_t>& ids,
     }
     out += mapped ? bytes : *token;
   }
-  return out;
+  return continuing ? out : m.strip_start(std::move(out));
 }
 
 std::string BpeTokenizer::decode(const std::vector<int64_t>& ids, bool skip_special_tokens) const {
   std::string out;
-  bpe::utf8_repair(decode_bytes(ids, skip_special_tokens), out, true);
+  if (impl_->byte_level || !impl_->decode_bytes_of_byte_tokens) {
+    bpe::utf8_repair(decode_bytes(ids, skip_special_tokens), out, true);
+    return out;
+  }
+  // ByteFallback: a run of byte tokens that is not UTF-8 becomes one U+FFFD per byte.
+  std::string text, run;
+  for (int64_t id : ids) {
+    const std::string piece = decode_bytes({id}, skip_special_tokens, true);
+    if (impl_->byte_of_token(id) >= 0 && !(skip_special_tokens && is_special(id))) {
+      run += piece;
+    } else {
+      text += impl_->byte_run_text(run) + piece;
+      run.clear();
+    }
+  }
+  text += impl_->byte_run_text(run);
+  bpe::utf8_repair(impl_->strip_start(std::move(text)), out, true);
   return out;
 }
 
@@ -634,15 +830,39 @@ int64_t BpeTokenizer::vocab_size() const {
 }
 
 std::string BpeDecodeStream::step(int64_t id) {
-  pending_ += tokenizer_.decode_bytes({id}, skip_special_);
+  const BpeTokenizer::Impl& m = *tokenizer_.impl_;
+  if (!m.byte_level && m.decode_bytes_of_byte_tokens) {
+    // ByteFallback turns a whole run of byte tokens into text or, when the run is not UTF-8,
+    // into one U+FFFD per byte: the run is held until a token of another kind ends it.
+    const std::string bytes = tokenizer_.decode_bytes({id}, skip_special_, true);
+    if (m.byte_of_token(id) >= 0 && !(skip_special_ && tokenizer_.is_special(id))) {
+      pending_ += bytes;
+      return "";
+    }
+    std::string out = m.byte_run_text(pending_) + bytes;
+    pending_.clear();
+    if (!continuing_) out = m.strip_start(std::move(out));
+    continuing_ = continuing_ || !out.empty();
+    return out;
+  }
+  const std::string bytes = tokenizer_.decode_bytes({id}, skip_special_, continuing_);
+  if (!(skip_special_ && tokenizer_.is_special(id))) continuing_ = true;
+  pending_ += bytes;
   std::string out;
   pending_.erase(0, bpe::utf8_repair(pending_, out, false));
   return out;
 }
 
 std::string BpeDecodeStream::flush() {
+  const BpeTokenizer::Impl& m = *tokenizer_.impl_;
   std::string out;
-  bpe::utf8_repair(pending_, out, true);
+  if (!m.byte_level && m.decode_bytes_of_byte_tokens) {
+    out = m.byte_run_text(pending_);
+    if (!continuing_) out = m.strip_start(std::move(out));
+    continuing_ = continuing_ || !out.empty();
+  } else {
+    bpe::utf8_repair(pending_, out, true);
+  }
   pending_.clear();
   return out;
 }

@@ -165,8 +165,14 @@ std::vector<std::string> split(std::string_view piece, const Regex& regex, Split
   return out;
 }
 
-std::vector<std::string> pre_tokenize(const std::vector<PreTokenizerStep>& steps,
-                                      std::string piece) {
+std::string replace_all(std::string text, const std::string& from, const std::string& to) {
+  for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))
+    text.replace(at, from.size(), to);
+  return text;
+}
+
+std::vector<std::string> pre_tokenize(const std::vector<PreTokenizerStep>& steps, std::string piece,
+                                      bool first) {
   std::vector<std::string> pieces;
   if (!piece.empty()) pieces.push_back(std::move(piece));
   std::vector<std::string> next;
@@ -175,6 +181,21 @@ std::vector<std::string> pre_tokenize(const std::vector<PreTokenizerStep>& steps
     for (std::string& p : pieces) {
       if (step.kind == PreTokenizerStep::Kind::Split) {
         for (std::string& s : split(p, *step.regex, step.behavior, step.invert))
+          next.push_back(std::move(s));
+        continue;
+      }
+      if (step.kind == PreTokenizerStep::Kind::Metaspace) {
+        std::string m = replace_all(p, " ", step.replacement);
+        const bool prepend =
+            step.prepend == PreTokenizerStep::Prepend::Always ||
+            (step.prepend == PreTokenizerStep::Prepend::First && first && &p == &pieces[0]);
+        if (prepend && m.compare(0, step.replacement.size(), step.replacement) != 0)
+          m.insert(0, step.replacement);
+        if (!step.regex) {
+          next.push_back(std::move(m));
+          continue;
+        }
+        for (std::string& s : split(m, *step.regex, SplitBehavior::MergedWithNext, false))
           next.push_back(std::move(s));
         continue;
       }

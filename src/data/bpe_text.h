@@ -1,6 +1,6 @@
-// data/bpe_text.h: the text machinery of the byte-level BPE tokenizer (ember/data/bpe.h) --
-// PCRE2 regexes with Unicode classes, the pre-tokenizer steps (Split with its five behaviours,
-// Digits, ByteLevel), the GPT-2 byte-to-unicode mapping, NFC, and UTF-8 checking and repair.
+// data/bpe_text.h: the text machinery of the BPE tokenizer (ember/data/bpe.h) -- PCRE2 regexes
+// with Unicode classes, the pre-tokenizer steps (Split with its five behaviours, Digits,
+// ByteLevel, Metaspace), the GPT-2 byte-to-unicode mapping, NFC, and UTF-8 checking and repair.
 #pragma once
 
 #include <cstddef>
@@ -38,11 +38,17 @@ enum class SplitBehavior { Removed, Isolated, MergedWithPrevious, MergedWithNext
 
 // One step of the pre-tokenizer, applied to every piece the steps before it left.
 struct PreTokenizerStep {
-  enum class Kind { Split, ByteLevel } kind = Kind::Split;
-  std::shared_ptr<const Regex> regex;  // Split's pattern; ByteLevel's GPT-2 pattern (use_regex)
+  enum class Kind { Split, ByteLevel, Metaspace } kind = Kind::Split;
+  // Split's pattern; ByteLevel's GPT-2 pattern (use_regex); Metaspace's replacement (split).
+  std::shared_ptr<const Regex> regex;
   SplitBehavior behavior = SplitBehavior::Isolated;
   bool invert = false;
   bool add_prefix_space = false;  // ByteLevel
+  // Metaspace: spaces become `replacement`, which is put in front of a piece that does not start
+  // with it (always, or only for the text's first piece, or never); `regex` set: the piece is
+  // then split before each replacement (MergedWithNext).
+  enum class Prepend { Always, First, Never } prepend = Prepend::Always;
+  std::string replacement;
 };
 
 // The GPT-2 pre-tokenizer pattern that ByteLevel(use_regex=true) splits with.
@@ -51,9 +57,13 @@ extern const char* const kGpt2Pattern;
 // `piece` split by `regex` as `tokenizers`' Split does; empty parts are dropped.
 std::vector<std::string> split(std::string_view piece, const Regex& regex, SplitBehavior behavior,
                                bool invert);
-// The words of a piece of text after every step.
-std::vector<std::string> pre_tokenize(const std::vector<PreTokenizerStep>& steps,
-                                      std::string piece);
+// The words of a piece of text after every step; `first`: the piece starts the text (no added
+// token before it), which Metaspace's "first" prepend scheme asks.
+std::vector<std::string> pre_tokenize(const std::vector<PreTokenizerStep>& steps, std::string piece,
+                                      bool first = true);
+
+// Every occurrence of `from` in `text` replaced by `to` (from not empty).
+std::string replace_all(std::string text, const std::string& from, const std::string& to);
 
 // The byte-to-unicode mapping: each byte as the UTF-8 of the character standing for it.
 const std::string& byte_char(unsigned char byte);

@@ -28,7 +28,7 @@ std::vector<int64_t> BpeTokenizer::encode(const std::string&, bool) const {
 std::string BpeTokenizer::decode(const std::vector<int64_t>&, bool) const {
   unavailable();
 }
-std::string BpeTokenizer::decode_bytes(const std::vector<int64_t>&, bool) const {
+std::string BpeTokenizer::decode_bytes(const std::vector<int64_t>&, bool, bool) const {
   unavailable();
 }
 int64_t BpeTokenizer::token_to_id(const std::string&) const {

@@ -194,6 +194,18 @@ def build(style):
     return tok
 
 
+def cases_of(tok, strings):
+    """What `tok` gives for each string: ids with and without the template, and decodes."""
+    cases = []
+    for s in strings:
+        with_special = tok.encode(s, add_special_tokens=True).ids
+        plain = tok.encode(s, add_special_tokens=False).ids
+        cases.append({"text": s, "ids": with_special, "ids_plain": plain,
+                      "decode": tok.decode(with_special, skip_special_tokens=False),
+                      "decode_skip": tok.decode(with_special, skip_special_tokens=True)})
+    return cases
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
     rng = random.Random(35)
@@ -207,13 +219,7 @@ def main():
         with open(path, "w", encoding="utf-8") as f:
             f.write(text + "\n")
         tok = Tokenizer.from_file(path)  # what ember reads, read back
-        cases = []
-        for s in HARD_STRINGS:
-            with_special = tok.encode(s, add_special_tokens=True).ids
-            plain = tok.encode(s, add_special_tokens=False).ids
-            cases.append({"text": s, "ids": with_special, "ids_plain": plain,
-                          "decode": tok.decode(with_special, skip_special_tokens=False),
-                          "decode_skip": tok.decode(with_special, skip_special_tokens=True)})
+        cases = cases_of(tok, HARD_STRINGS)
         # Id lists that cut multi-byte characters apart: lone tokens, and random runs.
         decodes = []
         emoji_ids = tok.encode("Emoji: 😀 ✨🚀 日本 done", add_special_tokens=False).ids

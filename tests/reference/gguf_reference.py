@@ -24,8 +24,8 @@ by the formula of the format, never from the packed bytes. Run with any Python t
 
 and the fuzz seed corpus fuzz/corpus/gguf/ (valid_* small files -- valid_llama a one-layer Llama
 the fuzz target also maps to the Hugging Face names --, valid_tokenizer a byte-level BPE tokenizer
-in the metadata that the target turns into tokenizer.json and runs --, invalid_* ones the reader
-must refuse).
+in the metadata that the target turns into tokenizer.json and runs, valid_spm_tokenizer a
+SentencePiece one --, invalid_* ones the reader must refuse).
 
 If PyPI's gguf package is importable (pip install gguf in a scratch venv), the script also checks
 its own files against it: gguf.GGUFReader reads the metadata and the tensor infos back, and
@@ -383,6 +383,21 @@ def tokenizer_only() -> bytes:
                     ("tokenizer.ggml.eos_token_id", U32, len(tokens) - 1)], [])
 
 
+def spm_tokenizer_only() -> bytes:
+    """A GGUF with no tensors and a SentencePiece BPE tokenizer ("llama") in its metadata: unknown,
+    BOS and EOS, the 256 byte tokens, a few pieces with falling scores and no merges."""
+    pieces = ["\u2581", "\u2581H", "el", "lo", "\u2581Hel", "\u2581Hello", "l", "e", "o", "H"]
+    tokens = ["<unk>", "<s>", "</s>"] + [f"<0x{b:02X}>" for b in range(256)] + pieces
+    types = [2, 3, 3] + [6] * 256 + [1] * len(pieces)
+    scores = [0.0] * 259 + [-float(i) for i in range(len(pieces))]
+    return gguf(3, [("tokenizer.ggml.model", STRING, "llama"),
+                    ("tokenizer.ggml.tokens", ARRAY, (STRING, tokens)),
+                    ("tokenizer.ggml.scores", ARRAY, (F32, scores)),
+                    ("tokenizer.ggml.token_type", ARRAY, (I32, types)),
+                    ("tokenizer.ggml.bos_token_id", U32, 1),
+                    ("tokenizer.ggml.eos_token_id", U32, 2)], [])
+
+
 def cross_check(path: str, meta: list, tensors: list, expected: dict) -> None:
     try:
         import gguf as gg
@@ -450,6 +465,9 @@ def main():
         gguf(3, [("general.name", STRING, "empty"), ("x", ARRAY, (ARRAY, [(U8, [1])]))], []))
     put(os.path.join(CORPUS, "valid_llama"), llama_tiny(8, 2, 1, 8, 4, 1)[0])
     put(os.path.join(CORPUS, "valid_tokenizer"), tokenizer_only())
+    put(os.path.join(CORPUS, "valid_spm_tokenizer"), spm_tokenizer_only())
+    put(os.path.join(CORPUS, "invalid_spm_scores"),
+        spm_tokenizer_only().replace(b"tokenizer.ggml.scores", b"tokenizer.ggml.scorez"))
     put(os.path.join(CORPUS, "invalid_tokenizer_merge"),
         tokenizer_only().replace(b"He ll", b"He zz"))
     put(os.path.join(CORPUS, "invalid_truncated"), data[: len(data) // 2])

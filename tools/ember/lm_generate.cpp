@@ -45,7 +45,9 @@ int run_generate_lm(const GenerateOptions& o) {
 
   std::fwrite(prompt.data(), 1, prompt.size(), stdout);
   flush_stdout_checked();
-  data::BpeDecodeStream stream(tok, /*skip_special_tokens=*/true);
+  // The continuation follows the prompt already printed: no start-of-text rules (SentencePiece
+  // tokenizers would drop its first space).
+  data::BpeDecodeStream stream(tok, /*skip_special_tokens=*/true, /*continuing=*/true);
   nn::GenerationOutput out = nn::generate(
       *lm.model, {ids}, g, [&](const std::vector<int64_t>& next, const std::vector<bool>&) {
         const std::string text = stream.step(next[0]);

@@ -208,8 +208,9 @@ GgufHfLlama gguf_to_hf_llama(const GgufFile& file);
 // The tokenizer a GGUF file holds in its tokenizer.ggml.* metadata, as the tokenizer.json
 // text of the same tokenizer (for data::BpeTokenizer::from_json), with its special ids.
 // Byte-level BPE files (tokenizer.ggml.model "gpt2") with the pre-tokenizers llama.cpp names
-// "default"/"gpt-2", "llama-bpe", "qwen2", "smollm" are read; others (SentencePiece "llama"
-// files among them) are a Value error naming what the file has.
+// "default"/"gpt-2", "llama-bpe", "qwen2", "smollm", and SentencePiece BPE files ("llama":
+// tokens, scores and types; the merges derived from the scores, as transformers' GGUF loader
+// does) are read; others are a Value error naming what the file has.
 struct GgufTokenizer {
   std::string json;
   int64_t bos_token_id = -1;           // -1: none
