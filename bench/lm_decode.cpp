@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -133,24 +134,27 @@ int main(int argc, char** argv) {
   try {
     set_num_threads(threads);
     cli::LanguageModel lm = cli::load_language_model(model_path, Device(kCPU), dtype);
-    auto& m = *lm.model;
-    if (unstacked)
-      for (auto& layer : m.model->layers) {
+    if (unstacked) {
+      if (!lm.llama) throw std::runtime_error("--unstacked 1 is for Llama-family models");
+      for (auto& layer : lm.llama->model->layers) {
         layer->self_attn->qkv = {};
         layer->mlp->gate_up = {};
       }
+    }
+    // Every weight, but an untied embedding table (one row read per step) and GPT-2's position
+    // table (one row too).
+    const bool untied = lm.llama && !lm.llama->config.tie_word_embeddings;
     double weight_bytes = 0;
     std::vector<Span> spans;
-    for (const auto& [name, p] : m.named_parameters())
-      if (name != "model.embed_tokens.weight" || m.config.tie_word_embeddings) {
+    for (const auto& [name, p] : lm.module->named_parameters())
+      if (!(untied && name == "model.embed_tokens.weight") && name != "transformer.wpe.weight") {
         const size_t bytes = static_cast<size_t>(p.numel()) * p.element_size();
         spans.push_back({static_cast<const unsigned char*>(p.raw_data_ptr()), bytes});
         weight_bytes += static_cast<double>(bytes);
       }
-
+    const int64_t vocab = lm.model->vocab_size();
     std::vector<int64_t> prompt(prompt_tokens);
-    for (int64_t i = 0; i < prompt_tokens; ++i)
-      prompt[i] = 100 + 37 * i % (m.config.vocab_size - 100);
+    for (int64_t i = 0; i < prompt_tokens; ++i) prompt[i] = 100 + 37 * i % (vocab - 100);
     nn::GenerationConfig g;
     g.max_new_tokens = tokens;
     g.eos_token_ids.clear();
@@ -174,11 +178,11 @@ int main(int argc, char** argv) {
         "  weights read per token %.1f MB; memory read limit %.2f GB/s = %.2f tokens/s\n"
         "  decode at %.0f %% of the limit (median of each repeat against its own limit; "
         "range %.0f-%.0f %%)\n",
-        lm.summary.c_str(), dtype_name(m.model->embed_tokens->weight.dtype()), threads,
-        static_cast<long long>(prompt_tokens), static_cast<long long>(tokens), repeats,
-        unstacked ? ", projections unstacked" : "", median(prefill), tok_s,
-        tok_s * weight_bytes / 1e9, weight_bytes / 1e6, limit / 1e9, limit / weight_bytes,
-        100 * median(shares), 100 * *std::min_element(shares.begin(), shares.end()),
+        lm.summary.c_str(), dtype_name(lm.dtype), threads, static_cast<long long>(prompt_tokens),
+        static_cast<long long>(tokens), repeats, unstacked ? ", projections unstacked" : "",
+        median(prefill), tok_s, tok_s * weight_bytes / 1e9, weight_bytes / 1e6, limit / 1e9,
+        limit / weight_bytes, 100 * median(shares),
+        100 * *std::min_element(shares.begin(), shares.end()),
         100 * *std::max_element(shares.begin(), shares.end()));
   } catch (const std::exception& e) {
     std::fprintf(stderr, "error: %s\n", e.what());

@@ -21,16 +21,10 @@ namespace {
 
 using testing::tensor_close;
 using testing::tensor_equal;
+using testing::read_text;
 using testing::throws_error;
 
 const std::string kDir = std::string(EMBER_REFERENCE_DIR) + "/fixtures/llama/";
-
-std::string read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 nlohmann::json reference() {
   return nlohmann::json::parse(read_text(kDir + "expected.json"));

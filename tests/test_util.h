@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -35,6 +37,14 @@ class DeviceTest : public ::testing::TestWithParam<Device> {
     return TensorOptions{.dtype = dtype, .device = device()};
   }
 };
+
+// The whole of a (fixture) file as bytes; empty when it cannot be read.
+inline std::string read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
 
 inline std::vector<double> values_of(const Tensor& t) {
   return t.cpu().to(kFloat64).contiguous().to_vector<double>();

@@ -7,6 +7,7 @@
 #include "ember/nn/causal_lm.h"
 #include "ember/nn/generation.h"
 #include "ember/nn/kv_cache.h"
+#include "ember/nn/gpt2.h"
 #include "ember/nn/llama.h"
 #include "ember/nn/conv_modules.h"
 #include "ember/nn/functional.h"

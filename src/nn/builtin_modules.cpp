@@ -5,6 +5,7 @@
 #include "ember/nn/bert.h"
 #include "ember/nn/conv_modules.h"
 #include "ember/nn/functional.h"
+#include "ember/nn/gpt2.h"
 #include "ember/nn/init.h"
 #include "ember/nn/llama.h"
 #include "ember/nn/losses.h"

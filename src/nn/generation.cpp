@@ -22,15 +22,7 @@ GenerationConfig GenerationConfig::from_json(const std::string& text, const std:
   const nlohmann::json j = detail::parse_json(text, "GenerationConfig", source);
   const detail::JsonFields f(j, source);
   GenerationConfig c;
-  if (auto it = j.find("eos_token_id"); it != j.end() && !it->is_null()) {
-    const auto items = it->is_array() ? *it : nlohmann::json::array({*it});
-    for (const auto& v : items) {
-      EMBER_CHECK_KIND(Value, v.is_number_integer() && v.get<int64_t>() >= 0,
-                       f.where("eos_token_id"), " must be a token id or a list of them, not ",
-                       it->dump());
-      c.eos_token_ids.push_back(v.get<int64_t>());
-    }
-  }
+  c.eos_token_ids = f.token_ids("eos_token_id");
   if (auto it = j.find("pad_token_id"); it != j.end() && !it->is_null())
     c.pad_token_id = f.integer("pad_token_id", 0, 0, int64_t{1} << 24);
   c.do_sample = f.boolean("do_sample", c.do_sample);

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "ember/error.h"
 #include "ember/nn/module.h"
@@ -61,6 +62,20 @@ class JsonFields {
     if (!v) return fallback;
     EMBER_CHECK_KIND(Value, v->is_boolean(), where(key), " must be true or false, not ", shown(*v));
     return v->get<bool>();
+  }
+
+  // A token id or a list of them (eos_token_id); none when absent or null.
+  std::vector<int64_t> token_ids(const char* key) const {
+    std::vector<int64_t> out;
+    const nlohmann::json* v = find(key);
+    if (!v) return out;
+    const auto items = v->is_array() ? *v : nlohmann::json::array({*v});
+    for (const auto& id : items) {
+      EMBER_CHECK_KIND(Value, id.is_number_integer() && id.get<int64_t>() >= 0, where(key),
+                       " must be a token id or a list of them, not ", shown(*v));
+      out.push_back(id.get<int64_t>());
+    }
+    return out;
   }
 
   // "[file] key": the start of a message about one field.

@@ -68,4 +68,28 @@ Tensor causal_attention_mask(int64_t batch, int64_t L, int64_t past, const Tenso
   return mask.contiguous();
 }
 
+std::pair<Tensor, Tensor> decoder_positions(const char* model, int64_t B, int64_t L, int64_t past,
+                                            const Tensor& attention_mask, int64_t sliding_window,
+                                            Device device) {
+  Tensor positions, mask;
+  if (attention_mask.defined()) {
+    EMBER_CHECK_KIND(Shape,
+                     attention_mask.dim() == 2 && attention_mask.size(0) == B &&
+                         attention_mask.size(1) == past + L,
+                     "[", model, "] attention_mask ", shape_str(attention_mask.sizes()),
+                     " must be (batch, cached + new tokens) = (", B, ", ", past + L, ")");
+    const Tensor keep = (attention_mask != 0).to(kInt64);
+    // Left padding shifts no token's position.
+    positions = (keep.cumsum(1) - 1).clamp(0).narrow(1, past, L);
+    mask = causal_attention_mask(B, L, past, keep, sliding_window, device);
+    return {positions, mask};
+  }
+  positions =
+      arange(past, past + L, 1, {.dtype = kInt64, .device = device}).unsqueeze(0).expand({B, L});
+  if (past > 0 && L > 1) mask = causal_attention_mask(B, L, past, Tensor(), 0, device);
+  if (sliding_window > 0 && past + L > sliding_window)
+    mask = causal_attention_mask(B, L, past, Tensor(), sliding_window, device);
+  return {positions, mask};
+}
+
 }  // namespace ember::nn

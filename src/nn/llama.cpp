@@ -370,25 +370,8 @@ Tensor LlamaModelImpl::forward(const Tensor& input_ids, KvCache* cache,
   if (cache)
     EMBER_CHECK_KIND(Shape, cache->batch() == B, "[LlamaForCausalLM] the cache holds ",
                      cache->batch(), " sequences, input_ids ", B);
-  const Device device = input_ids.device();
-  Tensor positions, mask;
-  if (attention_mask.defined()) {
-    EMBER_CHECK_KIND(Shape,
-                     attention_mask.dim() == 2 && attention_mask.size(0) == B &&
-                         attention_mask.size(1) == past + L,
-                     "[LlamaForCausalLM] attention_mask ", shape_str(attention_mask.sizes()),
-                     " must be (batch, cached + new tokens) = (", B, ", ", past + L, ")");
-    Tensor keep = (attention_mask != 0).to(kInt64);
-    // As transformers' generate: positions count the tokens only (left padding shifts none).
-    positions = (keep.cumsum(1) - 1).clamp(0).narrow(1, past, L);
-    mask = causal_attention_mask(B, L, past, keep, config.sliding_window, device);
-  } else {
-    positions =
-        arange(past, past + L, 1, {.dtype = kInt64, .device = device}).unsqueeze(0).expand({B, L});
-    if (past > 0 && L > 1) mask = causal_attention_mask(B, L, past, Tensor(), 0, device);
-    if (config.sliding_window > 0 && past + L > config.sliding_window)
-      mask = causal_attention_mask(B, L, past, Tensor(), config.sliding_window, device);
-  }
+  const auto [positions, mask] = decoder_positions("LlamaForCausalLM", B, L, past, attention_mask,
+                                                   config.sliding_window, input_ids.device());
   // Dynamic scaling sizes the base by the longest position of this call, as transformers does
   // (keys already cached keep the rotation they were given).
   const int64_t seq_len =

@@ -2,7 +2,8 @@
 # tests/cli/generate_lm.sh EMBER: `ember generate --model` on the tiny Llama of
 # tests/reference/fixtures/llama (llama_reference.py) -- greedy from the folder prints the prompt
 # and then the text transformers' greedy generate gives, the same from its GGUF file (which has no
-# rope scaling: the default_rope case), and in bfloat16; sampling is repeatable by seed; the last
+# rope scaling: the default_rope case), and in bfloat16; the tiny GPT-2 of
+# tests/reference/fixtures/gpt2 likewise; sampling is repeatable by seed; the last
 # stderr line has the tokens per second; bad input gets a one-line error and a non-zero exit.
 set -uo pipefail
 ember=$1
@@ -37,6 +38,18 @@ check_greedy qwen2 "$ref/tiny_qwen2" --dtype float32
 "$ember" generate --model "$ref/tiny_qwen2" --prompt "$prompt" --tokens 4 > /dev/null 2> "$err" ||
   fail "bfloat16: $(cat "$err")"
 grep -q "bfloat16" "$err" || fail "the bfloat16 model did not compute in bfloat16: $(cat "$err")"
+
+# GPT-2 (tests/reference/fixtures/gpt2, gpt2_reference.py): transformers' greedy text.
+gpt2=$(dirname "$0")/../reference/fixtures/gpt2
+gpt2_field() { python3 -c "import json,sys; sys.stdout.write(json.load(open(sys.argv[1]))[sys.argv[2]])" "$gpt2/expected.json" "$1"; }
+gpt2_prompt=$(gpt2_field cli_prompt)
+"$ember" generate --model "$gpt2/tiny_gpt2" --prompt "$gpt2_prompt" --max-new-tokens 12 > "$out" 2> "$err" ||
+  fail "gpt2: generate exited non-zero: $(cat "$err")"
+want=$(mktemp)
+{ printf '%s' "$gpt2_prompt"; gpt2_field cli_text; printf '\n'; } > "$want"
+cmp -s "$out" "$want" || fail "gpt2: printed $(od -c "$out" | head -5), not $(od -c "$want" | head -5)"
+rm -f "$want"
+grep -q "GPT2LMHeadModel, 2 layers" "$err" || fail "gpt2: no model line: $(cat "$err")"
 
 # Sampling: the same seed, the same text; another seed, another text.
 sample() { "$ember" generate --model "$ref/tiny_llama" --prompt "$prompt" --tokens 24 --temperature 1.2 --top-k 40 --top-p 0.95 --seed "$1" 2> /dev/null; }

@@ -65,7 +65,7 @@ int run_generate_lm(const GenerateOptions& o) {
                out.prefill_seconds > 0 ? out.prompt_tokens / out.prefill_seconds : 0.0,
                static_cast<long long>(n),
                out.decode_seconds > 0 ? out.decode_steps / out.decode_seconds : 0.0,
-               get_num_threads(), dtype_name(lm.model->model->embed_tokens->weight.dtype()));
+               get_num_threads(), dtype_name(lm.dtype));
   return 0;
 }
 

@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 
 #include "ember/io/gguf.h"
 #include "ember/io/hf_weights.h"
@@ -23,10 +24,15 @@ DType dtype_named(const std::string& name, DType weights) {
   return kFloat32;
 }
 
-std::string summary_of(const nn::LlamaConfig& c, const nn::LlamaForCausalLMImpl& m,
-                       const std::string& source) {
+int64_t parameter_count(const nn::Module& m) {
   int64_t params = 0;
   for (const auto& p : m.parameters()) params += p.numel();
+  return params;
+}
+
+std::string summary_of(const nn::LlamaConfig& c, const nn::LlamaForCausalLMImpl& m,
+                       const std::string& source) {
+  const int64_t params = parameter_count(m);
   const Tensor& w = m.model->embed_tokens->weight;
   char line[512];
   std::snprintf(line, sizeof line,
@@ -39,24 +45,79 @@ std::string summary_of(const nn::LlamaConfig& c, const nn::LlamaForCausalLMImpl&
   return line;
 }
 
-// Builds the model in the compute dtype and loads the weights into it.
-std::shared_ptr<nn::LlamaForCausalLMImpl> build(const nn::LlamaConfig& config,
-                                                const io::NamedTensors& weights, Device device,
-                                                const std::string& dtype,
-                                                const std::string& source) {
+// Builds the model (Impl of Config) in the compute dtype -- "auto": that of the token embedding
+// `embedding` -- and loads the weights into it.
+template <class Impl, class Config>
+std::shared_ptr<Impl> build(const Config& config, const io::NamedTensors& weights,
+                            std::initializer_list<const char*> embedding, Device device,
+                            const std::string& dtype, const std::string& source) {
   config.check_weights(weights, source);
   DType weights_dtype = kFloat32;
   for (const auto& [name, t] : weights)
-    if (name == "model.embed_tokens.weight") weights_dtype = t.dtype();
-  std::shared_ptr<nn::LlamaForCausalLMImpl> model;
+    for (const char* e : embedding)
+      if (name == e) weights_dtype = t.dtype();
+  std::shared_ptr<Impl> model;
   {
     nn::init::SkipInitGuard no_random_init;  // every parameter is loaded next
-    model = std::make_shared<nn::LlamaForCausalLMImpl>(config);
+    model = std::make_shared<Impl>(config);
   }
   model->to(device, dtype_named(dtype, weights_dtype));
   model->load_hf_state_dict(weights);
   model->eval();
   return model;
+}
+
+std::shared_ptr<nn::LlamaForCausalLMImpl> build_llama(const nn::LlamaConfig& config,
+                                                      const io::NamedTensors& weights,
+                                                      Device device, const std::string& dtype,
+                                                      const std::string& source) {
+  return build<nn::LlamaForCausalLMImpl>(config, weights, {"model.embed_tokens.weight"}, device,
+                                         dtype, source);
+}
+
+LanguageModel from_llama(std::shared_ptr<nn::LlamaForCausalLMImpl> model) {
+  LanguageModel lm;
+  lm.dtype = model->model->embed_tokens->weight.dtype();
+  lm.model = model;
+  lm.module = model;
+  lm.llama = std::move(model);
+  return lm;
+}
+
+// A GPT-2 folder's model: config.json, the weights, built in the compute dtype.
+LanguageModel load_gpt2(const std::string& config_text, const fs::path& dir, Device device,
+                        const std::string& dtype, nn::GPT2Config& config) {
+  config = nn::GPT2Config::from_json(config_text, (dir / "config.json").string());
+  auto model = build<nn::GPT2LMHeadModelImpl>(config, io::load_hf_weights(dir.string()).tensors,
+                                              {"transformer.wte.weight", "wte.weight"}, device,
+                                              dtype, dir.string());
+  LanguageModel lm;
+  lm.dtype = model->transformer->wte->weight.dtype();
+  char line[512];
+  std::snprintf(line, sizeof line,
+                "%s: GPT2LMHeadModel, %lld layers, %lld heads, %.1fM parameters, %s on %s",
+                dir.string().c_str(), static_cast<long long>(config.n_layer),
+                static_cast<long long>(config.n_head), parameter_count(*model) / 1e6,
+                dtype_name(lm.dtype), device.str().c_str());
+  lm.summary = line;
+  lm.model = model;
+  lm.module = std::move(model);
+  return lm;
+}
+
+// A folder's tokenizer.json and generation_config.json (transformers' defaults without one; the
+// config's eos ids where it names none).
+void read_tokenizer_and_generation(const fs::path& dir, const std::vector<int64_t>& eos,
+                                   LanguageModel& lm) {
+  lm.tokenizer = data::BpeTokenizer::from_file((dir / "tokenizer.json").string());
+  const fs::path gen = dir / "generation_config.json";
+  if (fs::is_regular_file(gen)) {
+    lm.generation =
+        nn::GenerationConfig::from_json(read_text_file(gen.string(), "generate"), gen.string());
+  } else {
+    lm.generation.top_k = 50;  // transformers' default when sampling is asked for
+  }
+  if (lm.generation.eos_token_ids.empty()) lm.generation.eos_token_ids = eos;
 }
 
 LanguageModel load_folder(const fs::path& dir, Device device, const std::string& dtype) {
@@ -66,21 +127,21 @@ LanguageModel load_folder(const fs::path& dir, Device device, const std::string&
                      "; --model takes a Hugging Face model folder or a .gguf "
                      "file");
   const fs::path config_path = dir / "config.json";
-  const nn::LlamaConfig config = nn::LlamaConfig::from_json(
-      read_text_file(config_path.string(), "generate"), config_path.string());
-  LanguageModel lm;
-  lm.model = build(config, io::load_hf_weights(dir.string()).tensors, device, dtype, dir.string());
-  lm.tokenizer = data::BpeTokenizer::from_file((dir / "tokenizer.json").string());
-  const fs::path gen = dir / "generation_config.json";
-  if (fs::is_regular_file(gen)) {
-    lm.generation =
-        nn::GenerationConfig::from_json(read_text_file(gen.string(), "generate"), gen.string());
-  } else {
-    lm.generation.top_k = 50;  // transformers' default when sampling is asked for
+  const std::string config_text = read_text_file(config_path.string(), "generate");
+  const nlohmann::json probe = nlohmann::json::parse(config_text, nullptr, false);
+  if (probe.is_object() && probe.value("model_type", std::string()) == "gpt2") {
+    nn::GPT2Config config;
+    LanguageModel lm = load_gpt2(config_text, dir, device, dtype, config);
+    read_tokenizer_and_generation(dir, config.eos_token_ids, lm);
+    lm.max_position_embeddings = config.n_positions;
+    return lm;
   }
-  if (lm.generation.eos_token_ids.empty()) lm.generation.eos_token_ids = config.eos_token_ids;
+  const nn::LlamaConfig config = nn::LlamaConfig::from_json(config_text, config_path.string());
+  LanguageModel lm = from_llama(
+      build_llama(config, io::load_hf_weights(dir.string()).tensors, device, dtype, dir.string()));
+  read_tokenizer_and_generation(dir, config.eos_token_ids, lm);
   lm.max_position_embeddings = config.max_position_embeddings;
-  lm.summary = summary_of(config, *lm.model, dir.string());
+  lm.summary = summary_of(config, *lm.llama, dir.string());
   return lm;
 }
 
@@ -103,13 +164,12 @@ LanguageModel load_gguf_file(const fs::path& path, Device device, const std::str
   for (const auto& [name, t] : hf.tensors)
     if (name == "model.layers.0.self_attn.q_proj.bias") c.qkv_bias = true;
   const io::GgufTokenizer tok = io::gguf_tokenizer(file);
-  LanguageModel lm;
-  lm.model = build(c, hf.tensors, device, dtype, path.string());
+  LanguageModel lm = from_llama(build_llama(c, hf.tensors, device, dtype, path.string()));
   lm.tokenizer = data::BpeTokenizer::from_json(tok.json, path.string() + " (tokenizer.ggml.*)");
   lm.generation.eos_token_ids = tok.eos_token_ids;
   lm.generation.top_k = 50;
   lm.max_position_embeddings = c.max_position_embeddings;
-  lm.summary = summary_of(c, *lm.model, path.string());
+  lm.summary = summary_of(c, *lm.llama, path.string());
   return lm;
 }
 

@@ -1,7 +1,7 @@
 // tools/ember/lm_loader.h: a decoder language model for `ember generate --model` -- from a Hugging
-// Face folder (config.json, tokenizer.json, generation_config.json, the weights) or a GGUF file
-// (hyperparameters, tokenizer and weights in one file) -- with its tokenizer and generation
-// defaults.
+// Face folder (config.json, tokenizer.json, generation_config.json, the weights: a Llama-family
+// model or GPT-2) or a GGUF file (hyperparameters, tokenizer and weights in one file: the Llama
+// family) -- with its tokenizer and generation defaults.
 #pragma once
 
 #include <memory>
@@ -14,7 +14,10 @@
 namespace ember::cli {
 
 struct LanguageModel {
-  std::shared_ptr<nn::LlamaForCausalLMImpl> model;
+  std::shared_ptr<nn::CausalLanguageModel> model;   // what generate() runs
+  std::shared_ptr<nn::Module> module;               // the same model as a module
+  std::shared_ptr<nn::LlamaForCausalLMImpl> llama;  // the same, for a Llama-family model
+  DType dtype = kFloat32;                           // the dtype it computes in
   std::optional<data::BpeTokenizer> tokenizer;
   nn::GenerationConfig generation;  // generation_config.json's, eos from config.json otherwise
   int64_t max_position_embeddings = 0;

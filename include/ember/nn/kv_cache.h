@@ -44,4 +44,13 @@ class KvCache {
 Tensor causal_attention_mask(int64_t batch, int64_t L, int64_t past, const Tensor& key_keep,
                              int64_t sliding_window, Device device);
 
+// The positions (batch, L) int64 of L new tokens after `past` cached ones, and the attention mask
+// of the step (as causal_attention_mask, or undefined where causal attention over the new tokens
+// alone is the rule). With attention_mask ((batch, past + L), 0 for padding) positions count the
+// tokens only, as transformers' generate does, and padding is masked out. `model` names the
+// caller in errors about attention_mask's shape.
+std::pair<Tensor, Tensor> decoder_positions(const char* model, int64_t batch, int64_t L,
+                                            int64_t past, const Tensor& attention_mask,
+                                            int64_t sliding_window, Device device);
+
 }  // namespace ember::nn
