@@ -8,12 +8,14 @@
 // embedding only a row), so the limit is the rate at which `threads` threads read those very
 // bytes, summing them with the widest loads the CPU has: the best of three passes right before
 // and three right after each repeat, which that repeat's decode rate is divided by. Prints the
-// medians of the repeats.
+// medians of the repeats, and the peak resident memory while loading and while generating
+// against the parameters' bytes.
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -97,6 +99,21 @@ double weight_read_limit(const std::vector<Span>& spans, int threads, int passes
   return best;
 }
 
+// The process's peak resident set since it started or since reset_peak_rss() (VmHWM of
+// /proc/self/status), in bytes; -1 where there is none.
+double peak_rss() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line))
+    if (line.rfind("VmHWM:", 0) == 0) return std::stod(line.substr(6)) * 1024;
+  return -1;
+}
+
+// Starts a new peak (Linux: writing 5 to /proc/self/clear_refs resets VmHWM to the current RSS).
+void reset_peak_rss() {
+  std::ofstream("/proc/self/clear_refs") << "5";
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -152,6 +169,11 @@ int main(int argc, char** argv) {
         spans.push_back({static_cast<const unsigned char*>(p.raw_data_ptr()), bytes});
         weight_bytes += static_cast<double>(bytes);
       }
+    const double load_peak = peak_rss();
+    double parameter_bytes = 0;
+    for (const auto& p : lm.module->parameters())
+      parameter_bytes += static_cast<double>(p.numel()) * static_cast<double>(p.element_size());
+    reset_peak_rss();
     const int64_t vocab = lm.model->vocab_size();
     std::vector<int64_t> prompt(prompt_tokens);
     for (int64_t i = 0; i < prompt_tokens; ++i) prompt[i] = 100 + 37 * i % (vocab - 100);
@@ -171,19 +193,23 @@ int main(int argc, char** argv) {
       limits.push_back(limit);
       shares.push_back(decode.back() * weight_bytes / limit);
     }
+    const double run_peak = peak_rss();
     const double tok_s = median(decode), limit = median(limits);
     std::printf(
         "%s\n  dtype %s, %d threads, prompt %lld tokens, %lld new tokens, %d repeats (medians)%s\n"
         "  prefill %.1f tokens/s, decode %.2f tokens/s (%.1f GB/s of weights)\n"
         "  weights read per token %.1f MB; memory read limit %.2f GB/s = %.2f tokens/s\n"
         "  decode at %.0f %% of the limit (median of each repeat against its own limit; "
-        "range %.0f-%.0f %%)\n",
+        "range %.0f-%.0f %%)\n"
+        "  memory: parameters %.1f MB; peak RSS %.1f MB while loading, %.1f MB (%.2fx the "
+        "parameters) while generating\n",
         lm.summary.c_str(), dtype_name(lm.dtype), threads, static_cast<long long>(prompt_tokens),
         static_cast<long long>(tokens), repeats, unstacked ? ", projections unstacked" : "",
         median(prefill), tok_s, tok_s * weight_bytes / 1e9, weight_bytes / 1e6, limit / 1e9,
         limit / weight_bytes, 100 * median(shares),
         100 * *std::min_element(shares.begin(), shares.end()),
-        100 * *std::max_element(shares.begin(), shares.end()));
+        100 * *std::max_element(shares.begin(), shares.end()), parameter_bytes / 1e6,
+        load_peak / 1e6, run_peak / 1e6, run_peak / parameter_bytes);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "error: %s\n", e.what());
     return 1;

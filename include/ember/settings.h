@@ -15,6 +15,11 @@ int get_num_threads();
 // EMBER_CPU_ISA=amx|avx512_bf16|avx512|avx2|baseline, read once. Any other value of EMBER_CPU_ISA
 // makes the first CPU op throw an Error that names it.
 std::string get_cpu_capability();
+// Gives the host memory that ember's allocator keeps for reuse (the blocks of freed CPU tensors:
+// larger ones up to an eighth of RAM, and the calling thread's small ones) back to the system --
+// for example after loading a model, whose temporaries would otherwise stay resident. The CUDA
+// counterpart is cuda::empty_cache().
+void empty_host_cache();
 // torch.set_flush_denormal: treat subnormal floats as zero on the CPU (much faster where values
 // decay towards zero, e.g. Adam's moments of unused weights). Returns false where unsupported.
 bool set_flush_denormal(bool on);

@@ -2,6 +2,8 @@
 // keeps recently freed small blocks for reuse, and a shared cache of large blocks.
 #include "core/host_allocator.h"
 
+#include "ember/settings.h"
+
 #include <array>
 #include <bit>
 #include <cstdint>
@@ -244,6 +246,10 @@ void host_deallocate(void* ptr, size_t nbytes) {
 void host_empty_cache() {
   if (t_cache) t_cache->clear();
   if (kCaching) large_cache().clear();
+}
+
+void empty_host_cache() {
+  host_empty_cache();
 }
 
 }  // namespace ember

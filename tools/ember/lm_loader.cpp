@@ -67,6 +67,13 @@ std::shared_ptr<Impl> build(const Config& config, const io::NamedTensors& weight
   return model;
 }
 
+// The loaded model, its file's tensors freed: what the allocator kept of them goes back to the
+// system, so that generating holds the model, not also the loading's temporaries.
+LanguageModel released(LanguageModel lm) {
+  empty_host_cache();
+  return lm;
+}
+
 std::shared_ptr<nn::LlamaForCausalLMImpl> build_llama(const nn::LlamaConfig& config,
                                                       const io::NamedTensors& weights,
                                                       Device device, const std::string& dtype,
@@ -178,10 +185,10 @@ LanguageModel load_gguf_file(const fs::path& path, Device device, const std::str
 LanguageModel load_language_model(const std::string& path, Device device,
                                   const std::string& dtype) {
   const fs::path p(path);
-  if (fs::is_directory(p)) return load_folder(p, device, dtype);
+  if (fs::is_directory(p)) return released(load_folder(p, device, dtype));
   EMBER_CHECK_KIND(IO, fs::is_regular_file(p), "[generate] --model ", path,
                    " is neither a folder nor a file");
-  return load_gguf_file(p, device, dtype);
+  return released(load_gguf_file(p, device, dtype));
 }
 
 }  // namespace ember::cli
