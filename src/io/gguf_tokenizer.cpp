@@ -49,6 +49,12 @@ int64_t id_or(const GgufFile& f, const char* key, int64_t fallback) {
   return v ? v->to_int() : fallback;
 }
 
+// An added_tokens entry of tokenizer.json.
+json added_token(int64_t id, const std::string& content, bool normalized, bool special) {
+  return {{"id", id},        {"content", content},       {"single_word", false}, {"lstrip", false},
+          {"rstrip", false}, {"normalized", normalized}, {"special", special}};
+}
+
 json template_with_bos(const std::string& bos, int64_t id) {
   return {{"type", "TemplateProcessing"},
           {"single",
@@ -147,13 +153,7 @@ GgufTokenizer sentencepiece_tokenizer(const GgufFile& f) {
     vocab[tokens.back()] = i;
     const int64_t type = types ? (*types)[i].to_int() : 1;
     if (type == 3 || type == 4)
-      added.push_back({{"id", i},
-                       {"content", tokens.back()},
-                       {"single_word", false},
-                       {"lstrip", false},
-                       {"rstrip", false},
-                       {"normalized", false},
-                       {"special", type == 3}});
+      added.push_back(added_token(static_cast<int64_t>(i), tokens.back(), false, type == 3));
   }
   // The tokens the file names BOS, EOS, unknown and padding are special, as transformers makes
   // them (its tokenizer's bos_token and so on), whatever their type.
@@ -167,13 +167,7 @@ GgufTokenizer sentencepiece_tokenizer(const GgufFile& f) {
     named.push_back(id);
     const int64_t type = types ? (*types)[static_cast<size_t>(id)].to_int() : 1;
     if (type != 3 && type != 4)
-      added.push_back({{"id", id},
-                       {"content", tokens[static_cast<size_t>(id)]},
-                       {"single_word", false},
-                       {"lstrip", false},
-                       {"rstrip", false},
-                       {"normalized", false},
-                       {"special", true}});
+      added.push_back(added_token(id, tokens[static_cast<size_t>(id)], false, true));
   }
   const GgufValue* prefix_v = f.find("tokenizer.ggml.add_space_prefix");
   const bool prefix = prefix_v ? prefix_v->to_bool() : true;
@@ -267,13 +261,7 @@ GgufTokenizer gguf_tokenizer(const GgufFile& f) {
     // llama.cpp's token types: 1 normal, 2 unknown, 3 control, 4 user-defined, 5 unused, 6 byte.
     const int64_t type = types ? (*types)[i].to_int() : 1;
     if (type == 3 || type == 4)
-      added.push_back({{"id", i},
-                       {"content", t},
-                       {"single_word", false},
-                       {"lstrip", false},
-                       {"rstrip", false},
-                       {"normalized", type == 4},
-                       {"special", type == 3}});
+      added.push_back(added_token(static_cast<int64_t>(i), t, type == 4, type == 3));
   }
   json merges = json::array();
   if (const GgufValue* m = f.find("tokenizer.ggml.merges"))

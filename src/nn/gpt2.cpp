@@ -202,13 +202,9 @@ KvCache GPT2LMHeadModelImpl::new_cache(int64_t batch, int64_t capacity) {
 
 void GPT2LMHeadModelImpl::load_hf_state_dict(const StateDict& state) {
   StateDict mine;
-  auto ends_with = [](const std::string& s, const char* tail) {
-    const size_t n = std::char_traits<char>::length(tail);
-    return s.size() >= n && s.compare(s.size() - n, n, tail) == 0;
-  };
   for (const auto& [name, t] : state) {
     if (name == "lm_head.weight") continue;  // tied to transformer.wte.weight
-    if (ends_with(name, ".attn.bias") || ends_with(name, ".attn.masked_bias")) continue;
+    if (name.ends_with(".attn.bias") || name.ends_with(".attn.masked_bias")) continue;
     mine.emplace_back(name.rfind("transformer.", 0) == 0 ? name : "transformer." + name, t);
   }
   load_state_dict(mine);

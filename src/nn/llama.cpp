@@ -18,28 +18,6 @@ namespace ember::nn {
 
 namespace {
 
-// eos_token_id: a number, a list of numbers, or null.
-std::vector<int64_t> token_ids(const nlohmann::json& j, const char* key, int64_t vocab,
-                               const std::string& source) {
-  std::vector<int64_t> out;
-  auto it = j.find(key);
-  if (it == j.end() || it->is_null()) return out;
-  auto one = [&](const nlohmann::json& v) {
-    EMBER_CHECK_KIND(Value, v.is_number_integer() && v.get<int64_t>() >= 0, "[LlamaConfig] ",
-                     source, ": \"", key, "\" must be a token id or a list of them, not ",
-                     v.dump());
-    // Some configs name ids past the embedding (added tokens beyond vocab_size); those simply
-    // never come out of the model.
-    (void)vocab;
-    out.push_back(v.get<int64_t>());
-  };
-  if (it->is_array())
-    for (const auto& v : *it) one(v);
-  else
-    one(*it);
-  return out;
-}
-
 RopeScaling read_rope_scaling(const nlohmann::json& j, const std::string& source) {
   RopeScaling r;
   auto it = j.find("rope_scaling");
@@ -118,7 +96,9 @@ LlamaConfig LlamaConfig::from_json(const std::string& text, const std::string& s
   c.tie_word_embeddings = f.boolean("tie_word_embeddings", false);
   if (j.contains("bos_token_id") && !j["bos_token_id"].is_null())
     c.bos_token_id = f.integer("bos_token_id", -1, 0, kMaxVocab);
-  c.eos_token_ids = token_ids(j, "eos_token_id", c.vocab_size, source);
+  // Some configs name ids past the embedding (added tokens beyond vocab_size); those simply never
+  // come out of the model.
+  c.eos_token_ids = f.token_ids("eos_token_id");
   c.torch_dtype = f.string("torch_dtype", "");
   return c;
 }

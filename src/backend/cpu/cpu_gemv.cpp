@@ -225,8 +225,7 @@ void run(const GemmArgs<float, typename V::S>& g, int threads) {
 
 template <class S>
 bool takes(CpuIsa isa, const GemmArgs<float, S>& g) {
-  return isa >= CpuIsa::kAvx2 && g.b_rs == 1 && g.m >= 1 && g.m <= kGemvMaxRows && g.n > 0 &&
-         g.k > 0;
+  return gemv_takes(isa, g.m, g.b_rs) && g.n > 0 && g.k > 0;
 }
 
 }  // namespace

@@ -18,6 +18,11 @@ namespace ember::cpu {
 // The most rows of a the direct path takes; taller products are the packed GEMM's.
 inline constexpr int64_t kGemvMaxRows = 4;
 
+// Whether the direct path takes a product of m rows against b with row stride b_rs at `isa`.
+inline bool gemv_takes(CpuIsa isa, int64_t m, int64_t b_rs) {
+  return isa >= CpuIsa::kAvx2 && b_rs == 1 && m >= 1 && m <= kGemvMaxRows;
+}
+
 // c = a @ b when g.m <= kGemvMaxRows and b is a transposed weight (g.b_rs == 1) at level `isa`
 // (avx2 or above), on up to `threads` OpenMP threads; returns false, doing nothing, otherwise.
 // For bfloat16, `native_bf16` multiplies with vdpbf16ps (at avx512_bf16 and above: pairs of

@@ -113,8 +113,8 @@ void matmul_into(T* c, const View& a, const View& b) {
   const S* pb = static_cast<const S*>(b.data);
   // Few rows against a transposed weight go to the weight-direct path whatever their size, so
   // that a row's result does not depend on how many columns its product has (stacked weights).
-  const bool weight_direct = std::is_same_v<T, float> && M <= cpu::kGemvMaxRows &&
-                             b.strides[1] == 1 && cpu::cpu_isa() >= cpu::CpuIsa::kAvx2;
+  const bool weight_direct =
+      std::is_same_v<T, float> && cpu::gemv_takes(cpu::cpu_isa(), M, b.strides[1]);
   if (M * N * K <= kSmallGemm && !weight_direct) {
     for (int64_t i = 0; i < B; ++i)
       small_gemm<T, S>(c + i * M * N, pa + i * a.strides[0], a.strides[1], a.strides[2],
