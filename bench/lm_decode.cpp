@@ -2,6 +2,7 @@
 // memory-bandwidth limit, measured in the same run --
 //   ember_lm_decode MODEL [--dtype auto|float32|bfloat16|float16] [--threads N] [--tokens N]
 //                         [--prompt-tokens N] [--repeats N] [--unstacked 1]
+//                         [--quantize none|int8|q8_0|q4_0]
 // MODEL is what `ember generate --model` takes (a Hugging Face folder or a GGUF file). Batch 1,
 // greedy, end-of-sequence ignored so that every run decodes --tokens tokens. A decode step reads
 // every weight once (the embedding table once, through the lm_head when tied; an untied
@@ -9,7 +10,7 @@
 // bytes, summing them with the widest loads the CPU has: the best of three passes right before
 // and three right after each repeat, which that repeat's decode rate is divided by. Prints the
 // medians of the repeats, and the peak resident memory while loading and while generating
-// against the parameters' bytes.
+// against the weights' bytes (parameters and quantized weights).
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
@@ -121,11 +122,11 @@ int main(int argc, char** argv) {
   if (argc < 2) {
     std::fprintf(stderr,
                  "usage: %s MODEL [--dtype D] [--threads N] [--tokens N] [--prompt-tokens N] "
-                 "[--repeats N] [--unstacked 1]\n",
+                 "[--repeats N] [--unstacked 1] [--quantize Q]\n",
                  argv[0]);
     return 2;
   }
-  std::string model_path = argv[1], dtype = "auto";
+  std::string model_path = argv[1], dtype = "auto", quantize = "none";
   int threads = 2, repeats = 3;
   bool unstacked = false;  // q/k/v and gate/up as separate products (nn::StackedLinears unused)
   int64_t tokens = 128, prompt_tokens = 8;
@@ -139,6 +140,8 @@ int main(int argc, char** argv) {
       tokens = std::stoll(value);
     else if (flag == "--prompt-tokens")
       prompt_tokens = std::stoll(value);
+    else if (flag == "--quantize")
+      quantize = value;
     else if (flag == "--unstacked")
       unstacked = value == "1";
     else if (flag == "--repeats")
@@ -150,7 +153,7 @@ int main(int argc, char** argv) {
   }
   try {
     set_num_threads(threads);
-    cli::LanguageModel lm = cli::load_language_model(model_path, Device(kCPU), dtype);
+    cli::LanguageModel lm = cli::load_language_model(model_path, Device(kCPU), dtype, quantize);
     if (unstacked) {
       if (!lm.llama) throw std::runtime_error("--unstacked 1 is for Llama-family models");
       for (auto& layer : lm.llama->model->layers) {
@@ -160,19 +163,23 @@ int main(int argc, char** argv) {
     }
     // Every weight, but an untied embedding table (one row read per step) and GPT-2's position
     // table (one row too).
+    // Quantized weights are the buffers "...weight_quantized" (their stored bytes).
     const bool untied = lm.llama && !lm.llama->config.tie_word_embeddings;
-    double weight_bytes = 0;
+    nn::StateDict weights = lm.module->named_parameters();
+    for (const auto& [name, b] : lm.module->named_buffers())
+      if (name.ends_with(".weight_quantized")) weights.emplace_back(name, b);
+    double weight_bytes = 0, parameter_bytes = 0;
     std::vector<Span> spans;
-    for (const auto& [name, p] : lm.module->named_parameters())
-      if (!(untied && name == "model.embed_tokens.weight") && name != "transformer.wpe.weight") {
-        const size_t bytes = static_cast<size_t>(p.numel()) * p.element_size();
+    for (const auto& [name, p] : weights) {
+      const size_t bytes = static_cast<size_t>(p.numel()) * p.element_size();
+      parameter_bytes += static_cast<double>(bytes);
+      if (!(untied && name.starts_with("model.embed_tokens.weight")) &&
+          name != "transformer.wpe.weight") {
         spans.push_back({static_cast<const unsigned char*>(p.raw_data_ptr()), bytes});
         weight_bytes += static_cast<double>(bytes);
       }
+    }
     const double load_peak = peak_rss();
-    double parameter_bytes = 0;
-    for (const auto& p : lm.module->parameters())
-      parameter_bytes += static_cast<double>(p.numel()) * static_cast<double>(p.element_size());
     reset_peak_rss();
     const int64_t vocab = lm.model->vocab_size();
     std::vector<int64_t> prompt(prompt_tokens);
@@ -201,8 +208,8 @@ int main(int argc, char** argv) {
         "  weights read per token %.1f MB; memory read limit %.2f GB/s = %.2f tokens/s\n"
         "  decode at %.0f %% of the limit (median of each repeat against its own limit; "
         "range %.0f-%.0f %%)\n"
-        "  memory: parameters %.1f MB; peak RSS %.1f MB while loading, %.1f MB (%.2fx the "
-        "parameters) while generating\n",
+        "  memory: weights %.1f MB; peak RSS %.1f MB while loading, %.1f MB (%.2fx the "
+        "weights) while generating\n",
         lm.summary.c_str(), dtype_name(lm.dtype), threads, static_cast<long long>(prompt_tokens),
         static_cast<long long>(tokens), repeats, unstacked ? ", projections unstacked" : "",
         median(prefill), tok_s, tok_s * weight_bytes / 1e9, weight_bytes / 1e6, limit / 1e9,

@@ -42,7 +42,7 @@ set(EMBER_LAYER_autograd_USES core base)
 
 # Every op once: promotion, broadcasting, checks, the backend call and the gradient.
 set(EMBER_LAYER_ops_DIRS src/ops)
-set(EMBER_LAYER_ops_HEADERS ember/ops.h ember/creation.h ember/nn_ops.h)
+set(EMBER_LAYER_ops_HEADERS ember/ops.h ember/creation.h ember/nn_ops.h ember/quantized.h)
 set(EMBER_LAYER_ops_USES autograd core kernels base)
 
 # Process groups and collectives across processes: rendezvous stores, Gloo and NCCL.

@@ -19,9 +19,9 @@
 namespace ember {
 namespace {
 
+using testing::read_text;
 using testing::tensor_close;
 using testing::tensor_equal;
-using testing::read_text;
 using testing::throws_error;
 
 const std::string kDir = std::string(EMBER_REFERENCE_DIR) + "/fixtures/llama/";
@@ -60,6 +60,23 @@ std::vector<std::vector<int64_t>> unpad(const nlohmann::json& ids, const nlohman
       if (mask[b][i] == 1) out.back().push_back(ids[b][i]);
   }
   return out;
+}
+
+// A GGUF file's hyperparameters as config.json fields.
+nn::LlamaConfig config_of(const io::GgufLlamaConfig& g) {
+  nn::LlamaConfig cfg;
+  cfg.vocab_size = g.vocab_size;
+  cfg.hidden_size = g.hidden_size;
+  cfg.intermediate_size = g.intermediate_size;
+  cfg.num_hidden_layers = g.num_hidden_layers;
+  cfg.num_attention_heads = g.num_attention_heads;
+  cfg.num_key_value_heads = g.num_key_value_heads;
+  cfg.head_dim = g.head_dim;
+  cfg.max_position_embeddings = g.max_position_embeddings;
+  cfg.rms_norm_eps = g.rms_norm_eps;
+  cfg.rope_theta = g.rope_theta;
+  cfg.tie_word_embeddings = g.tie_word_embeddings;
+  return cfg;
 }
 
 class LlamaTest : public testing::DeviceTest {};
@@ -191,17 +208,7 @@ TEST_P(LlamaTest, GgufFileRunsAsItsFolder) {
   const auto& c = find_case(ref, "default_rope");
   const io::GgufFile file = io::load_gguf(kDir + "tiny_llama.gguf", device());
   const io::GgufHfLlama hf = io::gguf_to_hf_llama(file);
-  nn::LlamaConfig cfg;
-  cfg.vocab_size = hf.config.vocab_size;
-  cfg.hidden_size = hf.config.hidden_size;
-  cfg.intermediate_size = hf.config.intermediate_size;
-  cfg.num_hidden_layers = hf.config.num_hidden_layers;
-  cfg.num_attention_heads = hf.config.num_attention_heads;
-  cfg.num_key_value_heads = hf.config.num_key_value_heads;
-  cfg.head_dim = hf.config.head_dim;
-  cfg.max_position_embeddings = hf.config.max_position_embeddings;
-  cfg.rms_norm_eps = hf.config.rms_norm_eps;
-  cfg.rope_theta = hf.config.rope_theta;
+  const nn::LlamaConfig cfg = config_of(hf.config);
   EXPECT_EQ(cfg.head_dim, 16);
   EXPECT_FALSE(hf.config.tie_word_embeddings);
   nn::LlamaForCausalLM model(cfg);
@@ -230,6 +237,95 @@ TEST_P(LlamaTest, GgufFileRunsAsItsFolder) {
     EXPECT_EQ(from_gguf.decode(from_json.encode(text), true),
               from_json.decode(from_json.encode(text), true));
   }
+}
+
+// Weight-only quantization: the quantized model computes what the float model computes with each
+// weight replaced by its dequantized value -- the prompt (dequantized chunks, packed GEMM) and a
+// decoding step (the direct kernels) -- in float32 (Llama) and with tied embeddings and biases in
+// bfloat16 (Qwen2); its greedy continuation is that model's; only norms and biases stay
+// parameters.
+TEST_P(LlamaTest, QuantizedModelComputesWithItsDequantizedWeights) {
+  const auto ref = reference();
+  for (const char* name : {"default_rope", "qwen2_bf16"}) {
+    SCOPED_TRACE(name);
+    const auto& c = find_case(ref, name);
+    auto quant = load_case(c, device());
+    auto plain = load_case(c, device());
+    quant->quantize(QuantType::Int8);
+    {
+      NoGradGuard no_grad;
+      for (const auto& m : plain->modules()) {
+        Tensor w;
+        if (auto* l = dynamic_cast<nn::LinearImpl*>(m.get())) w = l->weight;
+        if (auto* e = dynamic_cast<nn::EmbeddingImpl*>(m.get())) w = e->weight;
+        if (w.defined()) w.copy_(QuantizedTensor::quantize(w).dequantize(w.dtype()));
+      }
+    }
+    EXPECT_TRUE(quant->model->layers[0]->self_attn->qkv.weight_quantized.defined());
+    EXPECT_TRUE(quant->model->layers[0]->mlp->gate_up.weight_quantized.defined());
+    for (const auto& [pname, p] : quant->named_parameters())
+      EXPECT_TRUE(pname.ends_with("norm.weight") || pname.ends_with(".bias")) << pname;
+    auto ids = c["prompt_ids"].get<std::vector<int64_t>>();
+    const Tensor input = from_vector(ids, Shape{1, static_cast<int64_t>(ids.size())}).to(device());
+    const bool bf16 = c["dtype"] == "bfloat16";
+    NoGradGuard no_grad;
+    const Tensor got = quant(input), want = plain(input);
+    EXPECT_EQ(got.dtype(), want.dtype());
+    // bfloat16: the plain model's weights are the dequantized values rounded to bfloat16, and
+    // each layer's output is rounded: agreement to a few percent of the logits' scale.
+    const double scale = want.to(kFloat32).abs().max().item<double>();
+    const double tol = bf16 ? 0.1 : 1e-5;
+    EXPECT_TRUE(tensor_close(got.to(kFloat32), want.to(kFloat32), tol, tol * scale));
+    if (bf16)
+      EXPECT_LT((got.to(kFloat32) - want.to(kFloat32)).abs().mean().item<double>(), 0.02 * scale);
+    const Tensor one = input.narrow(1, 0, 1);
+    EXPECT_TRUE(tensor_close(quant(one).to(kFloat32), plain(one).to(kFloat32), tol, tol * scale));
+    if (!bf16) {
+      nn::GenerationConfig g;
+      g.max_new_tokens = ref["new_tokens"];
+      const auto prompt = c["greedy_prompt"].get<std::vector<int64_t>>();
+      EXPECT_EQ(nn::generate(*quant, {prompt}, g).tokens, nn::generate(*plain, {prompt}, g).tokens);
+    }
+  }
+}
+
+// A GGUF file's Q8_0 tensors (llama_tiny.gguf: layer 1's q and k) kept as blocks compute what
+// their dequantized values do; q and k stay apart from the float v (stacked only alike).
+TEST_P(LlamaTest, GgufQuantizedWeightsComputeAsTheirValues) {
+  const std::string path = std::string(EMBER_REFERENCE_DIR) + "/fixtures/gguf/llama_tiny.gguf";
+  auto build = [&](bool keep) {
+    const io::GgufFile f = io::load_gguf(path, device(), {.keep_quantized = keep});
+    const io::GgufHfLlama hf = io::gguf_to_hf_llama(f);
+    nn::LlamaForCausalLM m(config_of(hf.config));
+    m->to(device());
+    std::vector<std::pair<std::string, QuantizedTensor>> q;
+    for (const io::GgufTensor& t : hf.quantized)
+      q.emplace_back(t.name, QuantizedTensor(QuantType::Q8_0, t.blocks, t.shape.back()));
+    m->set_quantized_weights(q);
+    m->load_hf_state_dict(hf.tensors);
+    m->eval();
+    return m;
+  };
+  auto kept = build(true), plain = build(false);
+  const auto& attn = *kept->model->layers[1]->self_attn;
+  EXPECT_TRUE(attn.q_proj->weight_quantized.defined());
+  EXPECT_FALSE(attn.v_proj->weight_quantized.defined());
+  EXPECT_FALSE(attn.qkv.weight.defined() || attn.qkv.weight_quantized.defined());
+  NoGradGuard no_grad;
+  const Tensor input = from_vector<int64_t>({1, 5, 7, 3, 11, 2}, Shape{1, 6}).to(device());
+  EXPECT_TRUE(tensor_close(kept(input), plain(input), 1e-5, 1e-5));
+  EXPECT_TRUE(tensor_close(kept(input.narrow(1, 0, 1)), plain(input.narrow(1, 0, 1)), 1e-5, 1e-5));
+  const QuantizedTensor some = attn.q_proj->weight_quantized;
+  EXPECT_TRUE(throws_error(
+      [&] {
+        plain->set_quantized_weights({{"model.layers.9.mlp.up_proj.weight", some}});
+      },
+      ErrorKind::Value, {"model.layers.9.mlp.up_proj.weight"}));
+  EXPECT_TRUE(throws_error(
+      [&] {
+        plain->set_quantized_weights({{"model.layers.0.self_attn.k_proj.weight", some}});
+      },
+      ErrorKind::Shape, {"[32, 32]", "out_features=16"}));
 }
 
 EMBER_INSTANTIATE_DEVICE_TESTS(LlamaTest);

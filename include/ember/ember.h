@@ -13,5 +13,6 @@
 #include "ember/nn.h"
 #include "ember/ops.h"
 #include "ember/optim.h"
+#include "ember/quantized.h"
 #include "ember/scalar.h"
 #include "ember/tensor.h"

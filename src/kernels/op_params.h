@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "ember/dtype.h"
+#include "kernels/quant_blocks.h"
 
 namespace ember {
 

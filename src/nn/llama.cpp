@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <numbers>
 
@@ -194,23 +195,45 @@ bool views_rows(const Tensor& part, const Tensor& whole, int64_t row0) {
   return part.storage_offset() == whole.storage_offset() + row0 * row;
 }
 
+// Every module under m by dotted name ("model.layers.0.mlp").
+void collect_modules(const std::string& prefix, const Module& m,
+                     std::map<std::string, std::shared_ptr<Module>>& out) {
+  for (const auto& [name, child] : m.named_children()) {
+    const std::string full = prefix.empty() ? name : prefix + "." + name;
+    out[full] = child;
+    collect_modules(full, *child, out);
+  }
+}
+
 }  // namespace
 
 void StackedLinears::stack(const std::vector<LinearImpl*>& layers) {
   NoGradGuard no_grad;
   std::vector<Tensor> weights, biases;
+  const QuantizedTensor& first = layers.front()->weight_quantized;
   for (LinearImpl* l : layers) {
-    weights.push_back(l->weight);
+    if (l->weight_quantized.defined() != first.defined() ||
+        (first.defined() && l->weight_quantized.type() != first.type())) {
+      *this = StackedLinears();  // quantized differently: the layers run one by one
+      return;
+    }
+    weights.push_back(first.defined() ? l->weight_quantized.data() : l->weight);
     if (l->bias.defined()) biases.push_back(l->bias);
   }
   EMBER_CHECK(biases.empty() || biases.size() == layers.size(),
               "[StackedLinears] the layers must all have a bias or none");
-  weight = cat(weights, 0);
+  const Tensor stacked = cat(weights, 0);
+  weight = first.defined() ? Tensor() : stacked;
+  weight_quantized =
+      first.defined() ? QuantizedTensor(first.type(), stacked, first.cols()) : QuantizedTensor();
   bias = biases.empty() ? Tensor() : cat(biases, 0);
   int64_t row0 = 0;
   for (LinearImpl* l : layers) {
-    const int64_t rows = l->weight.size(0);
-    l->weight.set_data(weight.narrow(0, row0, rows));
+    const int64_t rows = l->out_features;
+    if (first.defined())
+      l->weight_quantized.data().set_data(stacked.narrow(0, row0, rows));
+    else
+      l->weight.set_data(stacked.narrow(0, row0, rows));
     if (bias.defined()) l->bias.set_data(bias.narrow(0, row0, rows));
     row0 += rows;
   }
@@ -218,24 +241,28 @@ void StackedLinears::stack(const std::vector<LinearImpl*>& layers) {
 
 std::vector<Tensor> StackedLinears::forward(const std::vector<LinearImpl*>& layers,
                                             const Tensor& x) const {
-  if (!weight.defined()) return {};
+  const bool quantized = weight_quantized.defined();
+  const Tensor& whole = quantized ? weight_quantized.data() : weight;
+  if (!whole.defined()) return {};
   int64_t row0 = 0;
   for (LinearImpl* l : layers) {
+    const Tensor& part = quantized ? l->weight_quantized.data() : l->weight;
     if (autograd::is_grad_enabled() &&
-        (l->weight.requires_grad() || (l->bias.defined() && l->bias.requires_grad())))
+        (part.requires_grad() || (l->bias.defined() && l->bias.requires_grad())))
       return {};
-    if (!views_rows(l->weight, weight, row0) || l->bias.defined() != bias.defined() ||
-        (bias.defined() && !views_rows(l->bias, bias, row0)))
+    if (!views_rows(part, whole, row0) || l->bias.defined() != bias.defined() ||
+        (bias.defined() && !views_rows(l->bias, bias, row0)) ||
+        (quantized && l->weight_quantized.type() != weight_quantized.type()))
       return {};
-    row0 += l->weight.size(0);
+    row0 += l->out_features;
   }
-  if (row0 != weight.size(0)) return {};
-  const Tensor y = F::linear(x, weight, bias);
+  if (row0 != whole.size(0)) return {};
+  const Tensor y = quantized ? F::linear(x, weight_quantized, bias) : F::linear(x, weight, bias);
   std::vector<Tensor> out;
   row0 = 0;
   for (LinearImpl* l : layers) {
-    out.push_back(y.narrow(-1, row0, l->weight.size(0)));
-    row0 += l->weight.size(0);
+    out.push_back(y.narrow(-1, row0, l->out_features));
+    row0 += l->out_features;
   }
   return out;
 }
@@ -376,13 +403,15 @@ Tensor LlamaForCausalLMImpl::forward(const Tensor& input_ids, KvCache* cache,
   Tensor h = model->forward(input_ids, cache, attention_mask);
   const int64_t L = h.size(1);
   if (logits_to_keep > 0 && logits_to_keep < L) h = h.narrow(1, L - logits_to_keep, logits_to_keep);
-  return lm_head ? lm_head->forward(h) : F::linear(h, model->embed_tokens->weight);
+  if (lm_head) return lm_head->forward(h);
+  const EmbeddingImpl& embed = *model->embed_tokens;
+  return embed.weight_quantized.defined() ? F::linear(h, embed.weight_quantized)
+                                          : F::linear(h, embed.weight);
 }
 
 KvCache LlamaForCausalLMImpl::new_cache(int64_t batch, int64_t capacity) {
-  const Tensor& w = model->embed_tokens->weight;
   return KvCache(config.num_hidden_layers, batch, config.num_key_value_heads, capacity,
-                 config.head_dim, w.dtype(), w.device());
+                 config.head_dim, dtype(), device());
 }
 
 void LlamaForCausalLMImpl::load_hf_state_dict(const StateDict& state) {
@@ -394,8 +423,47 @@ void LlamaForCausalLMImpl::load_hf_state_dict(const StateDict& state) {
       continue;
     mine.emplace_back(name, t);
   }
+  // Weights that set_quantized_weights (or quantize) already put in place.
+  for (const auto& [name, t] : named_buffers())
+    if (name.ends_with(".weight_quantized")) mine.emplace_back(name, t);
   load_state_dict(mine);
   stack_projections();
+}
+
+void LlamaForCausalLMImpl::quantize(QuantType type) {
+  NoGradGuard no_grad;
+  for (auto& layer : model->layers) {
+    LlamaAttentionImpl& a = *layer->self_attn;
+    LlamaMLPImpl& m = *layer->mlp;
+    for (LinearImpl* l : {&*a.q_proj, &*a.k_proj, &*a.v_proj, &*a.o_proj, &*m.gate_proj,
+                          &*m.up_proj, &*m.down_proj})
+      if (!l->weight_quantized.defined()) l->quantize_weight(type);
+    a.qkv = StackedLinears();
+    m.gate_up = StackedLinears();
+  }
+  if (lm_head && !lm_head->weight_quantized.defined()) lm_head->quantize_weight(type);
+  if (!model->embed_tokens->weight_quantized.defined()) model->embed_tokens->quantize_weight(type);
+  stack_projections();
+}
+
+void LlamaForCausalLMImpl::set_quantized_weights(
+    const std::vector<std::pair<std::string, QuantizedTensor>>& weights) {
+  std::map<std::string, std::shared_ptr<Module>> modules;
+  collect_modules("", *this, modules);
+  for (const auto& [name, w] : weights) {
+    if (config.tie_word_embeddings && name == "lm_head.weight") continue;
+    const size_t dot = name.rfind('.');
+    auto it = dot == std::string::npos ? modules.end() : modules.find(name.substr(0, dot));
+    EMBER_CHECK(it != modules.end() && name.substr(dot + 1) == "weight",
+                "[LlamaForCausalLM] no layer takes the quantized weight '", name, "'");
+    if (auto* linear = dynamic_cast<LinearImpl*>(it->second.get()))
+      linear->set_quantized_weight(w.to(device()));
+    else if (auto* embedding = dynamic_cast<EmbeddingImpl*>(it->second.get()))
+      embedding->set_quantized_weight(w.to(device()), dtype());
+    else
+      EMBER_THROW(Value, "[LlamaForCausalLM] '", name, "' is the weight of a ", it->second->name(),
+                  ", which cannot hold a quantized weight");
+  }
 }
 
 void LlamaForCausalLMImpl::stack_projections() {

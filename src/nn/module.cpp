@@ -100,6 +100,10 @@ Tensor Module::register_buffer(std::string name, Tensor tensor) {
   return tensor;
 }
 
+void Module::remove_parameter(const std::string& name) {
+  std::erase_if(parameters_, [&name](const auto& entry) { return entry.first == name; });
+}
+
 void Module::collect(const std::string& prefix, bool params, bool recurse, StateDict& out) const {
   for (const auto& [name, t] : params ? parameters_ : buffers_)
     if (t.defined()) out.emplace_back(prefix + name, t);
@@ -263,8 +267,9 @@ void Module::load_state_dict(const StateDict& state, bool strict) {
     list("Unexpected", unexpected);
     EMBER_THROW(Value, msg);
   }
-  for (auto& [name, t] : mine)
-    if (auto it = given.find(name); it != given.end()) t.copy_(*it->second);
+  for (auto& [name, t] : mine)  // (a tensor given as itself needs no copy)
+    if (auto it = given.find(name); it != given.end() && &it->second->impl() != &t.impl())
+      t.copy_(*it->second);
 }
 
 std::string Module::str(int indent) const {

@@ -37,13 +37,38 @@ Tensor LinearImpl::forward(const Tensor& input) {
                    "[Linear] mat1 and mat2 shapes cannot be multiplied: input of shape ",
                    shape_str(input.sizes()), " has ", input.dim() ? input.size(-1) : 0,
                    " features but this layer expects in_features=", in_features);
+  if (weight_quantized.defined()) return F::linear(input, weight_quantized, bias);
   return F::linear(input, weight, bias);
+}
+
+void LinearImpl::quantize_weight(QuantType type) {
+  if (weight_quantized.defined()) {
+    EMBER_CHECK(weight_quantized.type() == type, "[Linear] the weight is already quantized to ",
+                quant_type_name(weight_quantized.type()));
+    return;
+  }
+  set_quantized_weight(QuantizedTensor::quantize(weight.detach(), type));
+}
+
+void LinearImpl::set_quantized_weight(QuantizedTensor w) {
+  EMBER_CHECK_KIND(Shape, w.defined() && w.rows() == out_features && w.cols() == in_features,
+                   "[Linear] a quantized weight of shape ", shape_str(w.sizes()),
+                   " does not fit a layer of in_features=", in_features,
+                   ", out_features=", out_features);
+  EMBER_CHECK(!weight_quantized.defined(), "[Linear] the weight is already quantized");
+  remove_parameter("weight");
+  weight = Tensor();
+  weight_quantized = std::move(w);
+  register_buffer("weight_quantized", weight_quantized.data());
 }
 
 std::string LinearImpl::extra_repr() const {
   return "in_features=" + std::to_string(in_features) +
          ", out_features=" + std::to_string(out_features) +
-         ", bias=" + (bias.defined() ? "True" : "False");
+         ", bias=" + (bias.defined() ? "True" : "False") +
+         (weight_quantized.defined()
+              ? std::string(", weight=") + quant_type_name(weight_quantized.type())
+              : std::string());
 }
 
 void SequentialImpl::push_back_module(std::shared_ptr<Module> module) {
@@ -202,7 +227,32 @@ std::string BilinearImpl::extra_repr() const {
 }
 
 Tensor EmbeddingImpl::forward(const Tensor& indices) {
+  if (weight_quantized.defined()) return F::embedding(indices, weight_quantized, output_dtype);
   return F::embedding(indices, weight, padding_idx, max_norm, norm_type);
+}
+
+void EmbeddingImpl::quantize_weight(QuantType type) {
+  if (weight_quantized.defined()) {
+    EMBER_CHECK(weight_quantized.type() == type, "[Embedding] the weight is already quantized to ",
+                quant_type_name(weight_quantized.type()));
+    return;
+  }
+  set_quantized_weight(QuantizedTensor::quantize(weight.detach(), type), weight.dtype());
+}
+
+void EmbeddingImpl::set_quantized_weight(QuantizedTensor w, DType dtype) {
+  EMBER_CHECK_KIND(Shape, w.defined() && w.rows() == num_embeddings && w.cols() == embedding_dim,
+                   "[Embedding] a quantized weight of shape ", shape_str(w.sizes()),
+                   " does not fit a table of ", num_embeddings, " x ", embedding_dim);
+  EMBER_CHECK(!weight_quantized.defined(), "[Embedding] the weight is already quantized");
+  EMBER_CHECK(!max_norm,
+              "[Embedding] a table with max_norm renormalizes its rows in place and "
+              "cannot be quantized");
+  remove_parameter("weight");
+  weight = Tensor();
+  weight_quantized = std::move(w);
+  output_dtype = dtype;
+  register_buffer("weight_quantized", weight_quantized.data());
 }
 std::string EmbeddingImpl::extra_repr() const {
   std::string s = std::to_string(num_embeddings) + ", " + std::to_string(embedding_dim);

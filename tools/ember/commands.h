@@ -67,8 +67,9 @@ struct GenerateOptions {
   std::optional<double> temperature;     // --model: 0 is greedy
   std::optional<double> top_p, repetition_penalty;
   uint64_t seed = 0;
-  std::string dtype = "auto";  // --model: auto (the weights'), float32, bfloat16, float16
-  int threads = 0;             // 0: as set by the environment
+  std::string dtype = "auto";     // --model: auto (the weights'), float32, bfloat16, float16
+  std::string quantize = "none";  // --model: none, int8, q8_0 or q4_0 (weight-only)
+  int threads = 0;                // 0: as set by the environment
 };
 
 // --device: auto (the best device here), or a device that must be available.

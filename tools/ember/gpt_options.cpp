@@ -72,6 +72,12 @@ void add_generate_options(CLI::App& g, GenerateOptions& o) {
                "--model: compute in auto (the weights' dtype), float32, bfloat16 or float16")
       ->check(CLI::IsMember({"auto", "float32", "bfloat16", "float16"}))
       ->capture_default_str();
+  g.add_option("--quantize", o.quantize,
+               "--model: weight-only quantization of the float weights -- int8 (a scale per "
+               "row, torchao's scheme), q8_0 or q4_0 (ggml's blocks); a GGUF file's Q8_0 and "
+               "Q4_0 tensors always run as stored")
+      ->check(CLI::IsMember({"none", "int8", "q8_0", "q4_0"}))
+      ->capture_default_str();
   g.add_option("--threads", o.threads, "CPU threads (0: OMP_NUM_THREADS or all cores)")
       ->check(integer_in(0, 4096));
   g.add_option("--device", o.device, "auto, cpu, cuda or cuda:N")->capture_default_str();

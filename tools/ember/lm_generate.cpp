@@ -14,7 +14,7 @@ namespace ember::cli {
 int run_generate_lm(const GenerateOptions& o) {
   if (o.threads > 0) set_num_threads(o.threads);
   const Device device = pick_device(o.device);
-  LanguageModel lm = load_language_model(o.model, device, o.dtype);
+  LanguageModel lm = load_language_model(o.model, device, o.dtype, o.quantize);
   std::fprintf(stderr, "%s\n", lm.summary.c_str());
 
   nn::GenerationConfig g = lm.generation;

@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <set>
 
 #include "ember/io/gguf.h"
 #include "ember/io/hf_weights.h"
@@ -24,34 +26,65 @@ DType dtype_named(const std::string& name, DType weights) {
   return kFloat32;
 }
 
-int64_t parameter_count(const nn::Module& m) {
+using QuantizedWeights = std::vector<std::pair<std::string, QuantizedTensor>>;
+
+// Parameters and quantized weights (elements), and the quantized weights' types (" (int8
+// weights)", "" for none).
+int64_t parameter_count(nn::Module& m, std::string* quantized = nullptr) {
   int64_t params = 0;
-  for (const auto& p : m.parameters()) params += p.numel();
+  std::set<std::string> types;
+  for (const auto& module : m.modules()) {
+    for (const auto& p : module->parameters(false)) params += p.numel();
+    const QuantizedTensor* q = nullptr;
+    if (auto* l = dynamic_cast<nn::LinearImpl*>(module.get())) q = &l->weight_quantized;
+    if (auto* e = dynamic_cast<nn::EmbeddingImpl*>(module.get())) q = &e->weight_quantized;
+    if (q && q->defined()) {
+      params += q->rows() * q->cols();
+      types.insert(quant_type_name(q->type()));
+    }
+  }
+  if (quantized) {
+    *quantized = "";
+    for (const std::string& t : types) *quantized += (quantized->empty() ? "" : "/") + t;
+    if (!quantized->empty()) *quantized = " (" + *quantized + " weights)";
+  }
   return params;
 }
 
-std::string summary_of(const nn::LlamaConfig& c, const nn::LlamaForCausalLMImpl& m,
+std::string summary_of(const nn::LlamaConfig& c, nn::LlamaForCausalLMImpl& m,
                        const std::string& source) {
-  const int64_t params = parameter_count(m);
-  const Tensor& w = m.model->embed_tokens->weight;
+  std::string quantized;
+  const int64_t params = parameter_count(m, &quantized);
   char line[512];
   std::snprintf(line, sizeof line,
                 "%s: LlamaForCausalLM (%s), %lld layers, %lld heads (%lld key/value), %.1fM "
-                "parameters, %s on %s",
+                "parameters%s, %s on %s",
                 source.c_str(), c.model_type.c_str(), static_cast<long long>(c.num_hidden_layers),
                 static_cast<long long>(c.num_attention_heads),
-                static_cast<long long>(c.num_key_value_heads), params / 1e6, dtype_name(w.dtype()),
-                w.device().str().c_str());
+                static_cast<long long>(c.num_key_value_heads), params / 1e6, quantized.c_str(),
+                dtype_name(m.dtype()), m.device().str().c_str());
   return line;
+}
+
+std::optional<QuantType> quant_type_named(const std::string& name) {
+  if (name == "int8") return QuantType::Int8;
+  if (name == "q8_0") return QuantType::Q8_0;
+  if (name == "q4_0") return QuantType::Q4_0;
+  EMBER_CHECK(name == "none", "[generate] --quantize takes none, int8, q8_0 or q4_0, got ", name);
+  return std::nullopt;
 }
 
 // Builds the model (Impl of Config) in the compute dtype -- "auto": that of the token embedding
 // `embedding` -- and loads the weights into it.
+// Weights already quantized (a GGUF file's Q8_0 blocks) go in place before the rest loads.
 template <class Impl, class Config>
 std::shared_ptr<Impl> build(const Config& config, const io::NamedTensors& weights,
                             std::initializer_list<const char*> embedding, Device device,
-                            const std::string& dtype, const std::string& source) {
-  config.check_weights(weights, source);
+                            const std::string& dtype, const std::string& source,
+                            const QuantizedWeights& quantized = {}) {
+  io::NamedTensors shapes = weights;  // what the config is checked against
+  for (const auto& [name, q] : quantized) shapes.emplace_back(name, zeros({1}).expand(q.sizes()));
+  config.check_weights(shapes, source);
   DType weights_dtype = kFloat32;
   for (const auto& [name, t] : weights)
     for (const char* e : embedding)
@@ -62,6 +95,8 @@ std::shared_ptr<Impl> build(const Config& config, const io::NamedTensors& weight
     model = std::make_shared<Impl>(config);
   }
   model->to(device, dtype_named(dtype, weights_dtype));
+  if constexpr (requires { model->set_quantized_weights(quantized); })
+    if (!quantized.empty()) model->set_quantized_weights(quantized);
   model->load_hf_state_dict(weights);
   model->eval();
   return model;
@@ -77,14 +112,18 @@ LanguageModel released(LanguageModel lm) {
 std::shared_ptr<nn::LlamaForCausalLMImpl> build_llama(const nn::LlamaConfig& config,
                                                       const io::NamedTensors& weights,
                                                       Device device, const std::string& dtype,
-                                                      const std::string& source) {
-  return build<nn::LlamaForCausalLMImpl>(config, weights, {"model.embed_tokens.weight"}, device,
-                                         dtype, source);
+                                                      const std::string& source,
+                                                      std::optional<QuantType> quantize,
+                                                      const QuantizedWeights& quantized = {}) {
+  auto model = build<nn::LlamaForCausalLMImpl>(config, weights, {"model.embed_tokens.weight"},
+                                               device, dtype, source, quantized);
+  if (quantize) model->quantize(*quantize);
+  return model;
 }
 
 LanguageModel from_llama(std::shared_ptr<nn::LlamaForCausalLMImpl> model) {
   LanguageModel lm;
-  lm.dtype = model->model->embed_tokens->weight.dtype();
+  lm.dtype = model->dtype();
   lm.model = model;
   lm.module = model;
   lm.llama = std::move(model);
@@ -127,7 +166,8 @@ void read_tokenizer_and_generation(const fs::path& dir, const std::vector<int64_
   if (lm.generation.eos_token_ids.empty()) lm.generation.eos_token_ids = eos;
 }
 
-LanguageModel load_folder(const fs::path& dir, Device device, const std::string& dtype) {
+LanguageModel load_folder(const fs::path& dir, Device device, const std::string& dtype,
+                          std::optional<QuantType> quantize) {
   for (const char* file : {"config.json", "tokenizer.json"})
     EMBER_CHECK_KIND(IO, fs::is_regular_file(dir / file), "[generate] ", dir.string(), " has no ",
                      file,
@@ -137,6 +177,8 @@ LanguageModel load_folder(const fs::path& dir, Device device, const std::string&
   const std::string config_text = read_text_file(config_path.string(), "generate");
   const nlohmann::json probe = nlohmann::json::parse(config_text, nullptr, false);
   if (probe.is_object() && probe.value("model_type", std::string()) == "gpt2") {
+    EMBER_CHECK(!quantize, "[generate] --quantize takes Llama-family models; ", dir.string(),
+                " is GPT-2, which runs in float (--quantize none)");
     nn::GPT2Config config;
     LanguageModel lm = load_gpt2(config_text, dir, device, dtype, config);
     read_tokenizer_and_generation(dir, config.eos_token_ids, lm);
@@ -144,17 +186,30 @@ LanguageModel load_folder(const fs::path& dir, Device device, const std::string&
     return lm;
   }
   const nn::LlamaConfig config = nn::LlamaConfig::from_json(config_text, config_path.string());
-  LanguageModel lm = from_llama(
-      build_llama(config, io::load_hf_weights(dir.string()).tensors, device, dtype, dir.string()));
+  LanguageModel lm = from_llama(build_llama(config, io::load_hf_weights(dir.string()).tensors,
+                                            device, dtype, dir.string(), quantize));
   read_tokenizer_and_generation(dir, config.eos_token_ids, lm);
   lm.max_position_embeddings = config.max_position_embeddings;
   lm.summary = summary_of(config, *lm.llama, dir.string());
   return lm;
 }
 
-LanguageModel load_gguf_file(const fs::path& path, Device device, const std::string& dtype) {
-  const io::GgufFile file = io::load_gguf(path.string());
-  const io::GgufHfLlama hf = io::gguf_to_hf_llama(file);
+// A GGUF file's Llama model: its Q8_0 and Q4_0 tensors kept as stored (the layers compute with
+// them), the other quantized ones dequantized to float32.
+LanguageModel load_gguf_file(const fs::path& path, Device device, const std::string& dtype,
+                             std::optional<QuantType> quantize) {
+  const io::GgufFile file = io::load_gguf(path.string(), Device(kCPU), {.keep_quantized = true});
+  io::GgufHfLlama hf = io::gguf_to_hf_llama(file);
+  QuantizedWeights quantized;
+  for (const io::GgufTensor& q : hf.quantized) {
+    if (q.shape.size() == 2 && (q.type == io::GgmlType::Q8_0 || q.type == io::GgmlType::Q4_0))
+      quantized.emplace_back(
+          q.name, QuantizedTensor(q.type == io::GgmlType::Q8_0 ? QuantType::Q8_0 : QuantType::Q4_0,
+                                  q.blocks, q.shape[1]));
+    else
+      hf.tensors.emplace_back(q.name, io::gguf_dequantize(q));
+  }
+  hf.quantized.clear();
   nn::LlamaConfig c;
   const io::GgufLlamaConfig& g = hf.config;
   c.vocab_size = g.vocab_size;
@@ -171,7 +226,8 @@ LanguageModel load_gguf_file(const fs::path& path, Device device, const std::str
   for (const auto& [name, t] : hf.tensors)
     if (name == "model.layers.0.self_attn.q_proj.bias") c.qkv_bias = true;
   const io::GgufTokenizer tok = io::gguf_tokenizer(file);
-  LanguageModel lm = from_llama(build_llama(c, hf.tensors, device, dtype, path.string()));
+  LanguageModel lm =
+      from_llama(build_llama(c, hf.tensors, device, dtype, path.string(), quantize, quantized));
   lm.tokenizer = data::BpeTokenizer::from_json(tok.json, path.string() + " (tokenizer.ggml.*)");
   lm.generation.eos_token_ids = tok.eos_token_ids;
   lm.generation.top_k = 50;
@@ -182,13 +238,14 @@ LanguageModel load_gguf_file(const fs::path& path, Device device, const std::str
 
 }  // namespace
 
-LanguageModel load_language_model(const std::string& path, Device device,
-                                  const std::string& dtype) {
+LanguageModel load_language_model(const std::string& path, Device device, const std::string& dtype,
+                                  const std::string& quantize) {
+  const std::optional<QuantType> q = quant_type_named(quantize);
   const fs::path p(path);
-  if (fs::is_directory(p)) return released(load_folder(p, device, dtype));
+  if (fs::is_directory(p)) return released(load_folder(p, device, dtype, q));
   EMBER_CHECK_KIND(IO, fs::is_regular_file(p), "[generate] --model ", path,
                    " is neither a folder nor a file");
-  return released(load_gguf_file(p, device, dtype));
+  return released(load_gguf_file(p, device, dtype, q));
 }
 
 }  // namespace ember::cli

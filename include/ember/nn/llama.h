@@ -79,10 +79,14 @@ class LlamaRotaryEmbedding {
 // every element alone) and within float32 rounding otherwise. Training, or parameters that no
 // longer view the stack (after to(), set_data or assigning new tensors), runs the layers one by
 // one.
+//
+// Quantized layers (LinearImpl::quantize_weight, all of one QuantType) stack their stored rows
+// the same way, into weight_quantized.
 struct StackedLinears {
-  Tensor weight, bias;  // (sum of out_features, in_features), (sum) or undefined
+  Tensor weight, bias;               // (sum of out_features, in_features), (sum) or undefined
+  QuantizedTensor weight_quantized;  // instead of weight when the layers are quantized
   // Stacks `layers` (same in_features, dtype and device; all with a bias or none), making their
-  // parameters views of the stack.
+  // parameters views of the stack; layers quantized to different types (or some not) stay apart.
   void stack(const std::vector<LinearImpl*>& layers);
   // Each layer's output for x (views of one product), or empty when the stack cannot be used.
   std::vector<Tensor> forward(const std::vector<LinearImpl*>& layers, const Tensor& x) const;
@@ -175,16 +179,29 @@ class LlamaForCausalLMImpl : public Module, public CausalLanguageModel {
   // longer than max_position_embeddings (quality may suffer; the caller may warn).
   int64_t max_positions() const override { return int64_t{1} << 24; }
   int64_t vocab_size() const override { return config.vocab_size; }
-  Device device() const override { return model->embed_tokens->weight.device(); }
+  Device device() const override { return model->norm->weight.device(); }
 
   // Loads Hugging Face weights by name, strict (missing or unexpected names and wrong shapes are
   // errors naming them); with tied embeddings a file's lm_head.weight is skipped, as
   // transformers ties it to the embedding after loading. Values convert to the model's dtype.
-  // Then stacks the projections (stack_projections).
+  // Layers already holding a quantized weight (set_quantized_weights) keep it. Then stacks the
+  // projections (stack_projections).
   void load_hf_state_dict(const StateDict& state);
   // Stacks every layer's q/k/v and gate/up weights (StackedLinears) for inference; call it again
   // after moving the model (to()) to stack them on the new device or dtype.
   void stack_projections();
+  // Weight-only quantization for inference: every Linear of the decoder layers, the lm_head and
+  // the token embedding (which a tied lm_head then multiplies by) quantized to `type` -- those not
+  // quantized already; norms stay, activations keep the model's dtype. Then restacks the
+  // projections.
+  void quantize(QuantType type = QuantType::Int8);
+  // Puts quantized weights in place, by Hugging Face name ("model.layers.0.mlp.down_proj.weight",
+  // "model.embed_tokens.weight"; a tied file's lm_head.weight is skipped) -- a GGUF file's Q8_0
+  // and Q4_0 tensors as they are -- before load_hf_state_dict loads the rest; an unknown name or a
+  // wrong shape is an error naming it.
+  void set_quantized_weights(const std::vector<std::pair<std::string, QuantizedTensor>>& weights);
+  // The dtype the model computes in and its device (the final norm's weight's).
+  DType dtype() const { return model->norm->weight.dtype(); }
 
   LlamaConfig config;
   std::shared_ptr<LlamaModelImpl> model;

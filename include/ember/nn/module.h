@@ -112,6 +112,8 @@ class Module : public std::enable_shared_from_this<Module> {
   // Registers and returns a parameter (requires_grad set on it).
   Tensor register_parameter(std::string name, Tensor tensor, bool requires_grad = true);
   Tensor register_buffer(std::string name, Tensor tensor);
+  // Drops a registered parameter (PyTorch's `del module.weight`); nothing when there is none.
+  void remove_parameter(const std::string& name);
   template <class M>
   std::shared_ptr<M> register_module(std::string name, std::shared_ptr<M> module) {
     children_.emplace_back(std::move(name), module);

@@ -10,21 +10,31 @@
 
 #include "ember/nn/functional.h"
 #include "ember/nn/module.h"
+#include "ember/quantized.h"
 
 namespace ember::nn {
 
 // y = x W^T + b. weight: (out_features, in_features); bias: (out_features).
 // Init as PyTorch: weight kaiming_uniform_(a = sqrt(5)), bias uniform(+-1/sqrt(in_features)).
 class LinearImpl : public Module {
-  EMBER_CLONE(LinearImpl, &LinearImpl::weight, &LinearImpl::bias)
+  EMBER_CLONE(LinearImpl, &LinearImpl::weight, &LinearImpl::bias, &LinearImpl::weight_quantized)
  public:
   LinearImpl(int64_t in_features, int64_t out_features, bool bias = true);
   Tensor forward(const Tensor& input) override;  // input: (..., in_features)
   std::string extra_repr() const override;
   void reset_parameters();
 
+  // Weight-only quantization (torchao's quantize_): the weight parameter gives way to
+  // weight_quantized (registered as the uint8 buffer "weight_quantized"), which forward multiplies
+  // the input by, the input's dtype in and out; the bias stays. quantize_weight quantizes the
+  // current weight; set_quantized_weight takes rows already quantized (a GGUF file's Q8_0 blocks)
+  // of shape (out_features, in_features).
+  void quantize_weight(QuantType type = QuantType::Int8);
+  void set_quantized_weight(QuantizedTensor w);
+
   int64_t in_features, out_features;
   Tensor weight, bias;
+  QuantizedTensor weight_quantized;  // defined once quantized; weight is undefined then
 
  protected:
   // A Linear printed under another name (MultiheadAttention's NonDynamicallyQuantizableLinear).
@@ -157,18 +167,24 @@ EMBER_BUILTIN_MODULE(LayerNorm);
 // padding_idx row starts at zero and gets no gradient.
 // max_norm: rows looked up are first rescaled in place to at most that norm (F::embedding).
 class EmbeddingImpl : public Module {
-  EMBER_CLONE(EmbeddingImpl, &EmbeddingImpl::weight)
+  EMBER_CLONE(EmbeddingImpl, &EmbeddingImpl::weight, &EmbeddingImpl::weight_quantized)
  public:
   EmbeddingImpl(int64_t num_embeddings, int64_t embedding_dim,
                 std::optional<int64_t> padding_idx = std::nullopt,
                 std::optional<double> max_norm = std::nullopt, double norm_type = 2.0);
   Tensor forward(const Tensor& indices) override;
   std::string extra_repr() const override;
+  // As LinearImpl's: the table stored quantized (buffer "weight_quantized"), each looked-up row
+  // dequantized to the dtype the weight had (output_dtype). A tied lm_head may multiply by it.
+  void quantize_weight(QuantType type = QuantType::Int8);
+  void set_quantized_weight(QuantizedTensor w, DType output_dtype = kFloat32);
   int64_t num_embeddings, embedding_dim;
   std::optional<int64_t> padding_idx;
   std::optional<double> max_norm;
   double norm_type;
   Tensor weight;
+  QuantizedTensor weight_quantized;
+  DType output_dtype = kFloat32;  // of the rows looked up in weight_quantized
 };
 EMBER_BUILTIN_MODULE(Embedding);
 
