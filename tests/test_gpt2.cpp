@@ -12,8 +12,8 @@
 namespace ember {
 namespace {
 
-using testing::tensor_close;
 using testing::read_text;
+using testing::tensor_close;
 using testing::throws_error;
 
 const std::string kDir = std::string(EMBER_REFERENCE_DIR) + "/fixtures/gpt2/";
@@ -88,6 +88,31 @@ TEST_P(Gpt2Test, CachedStepsEqualFullRecomputation) {
   const Tensor long_ids = zeros({1, 65}, {.dtype = kInt64, .device = device()});
   EXPECT_TRUE(throws_error([&] { model(long_ids); }, ErrorKind::Index,
                            {"[GPT2LMHeadModel]", "65 positions", "n_positions (64)"}));
+}
+
+// Weight-only quantization: the quantized model computes what the float model computes with each
+// Conv1D and the embedding replaced by their dequantized values (the position table stays).
+TEST_P(Gpt2Test, QuantizedModelComputesWithItsDequantizedWeights) {
+  auto quant = load(device());
+  auto plain = load(device());
+  quant->quantize(QuantType::Int8);
+  {
+    NoGradGuard no_grad;
+    for (const auto& m : plain->modules()) {
+      if (auto* c = dynamic_cast<nn::Conv1DImpl*>(m.get()))
+        c->weight.t().copy_(QuantizedTensor::quantize(c->weight.t()).dequantize());
+      if (m.get() == &*plain->transformer->wte) {
+        Tensor w = plain->transformer->wte->weight;
+        w.copy_(QuantizedTensor::quantize(w).dequantize());
+      }
+    }
+  }
+  EXPECT_FALSE(quant->transformer->h[0]->attn->c_attn->weight.defined());
+  EXPECT_TRUE(quant->transformer->h[0]->mlp->c_fc->weight_quantized.defined());
+  const Tensor input = from_vector<int64_t>({5, 17, 3, 40, 2, 9}, Shape{1, 6}).to(device());
+  NoGradGuard no_grad;
+  EXPECT_TRUE(tensor_close(quant(input), plain(input), 1e-5, 1e-5));
+  EXPECT_TRUE(tensor_close(quant(input.narrow(1, 0, 1)), plain(input.narrow(1, 0, 1)), 1e-5, 1e-5));
 }
 
 EMBER_INSTANTIATE_DEVICE_TESTS(Gpt2Test);

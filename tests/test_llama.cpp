@@ -276,8 +276,9 @@ TEST_P(LlamaTest, QuantizedModelComputesWithItsDequantizedWeights) {
     const double scale = want.to(kFloat32).abs().max().item<double>();
     const double tol = bf16 ? 0.1 : 1e-5;
     EXPECT_TRUE(tensor_close(got.to(kFloat32), want.to(kFloat32), tol, tol * scale));
-    if (bf16)
+    if (bf16) {
       EXPECT_LT((got.to(kFloat32) - want.to(kFloat32)).abs().mean().item<double>(), 0.02 * scale);
+    }
     const Tensor one = input.narrow(1, 0, 1);
     EXPECT_TRUE(tensor_close(quant(one).to(kFloat32), plain(one).to(kFloat32), tol, tol * scale));
     if (!bf16) {
@@ -416,6 +417,20 @@ TEST(LlamaConfig, FieldsAreReadAndChecked) {
                   {"not a multiple", "num_key_value_heads"}));
   EXPECT_TRUE(bad(R"({"num_attention_heads": 0})", {"num_attention_heads", "is 0"}));
   EXPECT_TRUE(bad(R"({"rope_scaling": {"rope_type": "yarn", "factor": 2}})", {"yarn"}));
+  EXPECT_TRUE(bad(R"({"rope_parameters": {"rope_type": "yarn", "factor": 2}})",
+                  {"rope_parameters", "yarn"}));
+  // transformers 5 writes rope_theta and the scaling as "rope_parameters".
+  auto v5 = nn::LlamaConfig::from_json(R"({"rope_theta": 10000, "rope_parameters": {
+      "rope_theta": 500000.0, "rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,
+      "high_freq_factor": 4.0, "original_max_position_embeddings": 8192}})");
+  EXPECT_EQ(v5.rope_theta, 500000.0);
+  EXPECT_EQ(v5.rope_scaling.type, "llama3");
+  EXPECT_EQ(v5.rope_scaling.factor, 8.0);
+  EXPECT_EQ(v5.rope_scaling.original_max_position_embeddings, 8192);
+  auto v5_default = nn::LlamaConfig::from_json(
+      R"({"rope_parameters": {"rope_theta": 100000.0, "rope_type": "default"}})");
+  EXPECT_EQ(v5_default.rope_theta, 100000.0);
+  EXPECT_EQ(v5_default.rope_scaling.type, "default");
   EXPECT_TRUE(bad(R"({"num_hidden_layers": 100000})", {"num_hidden_layers", "100000"}));
   EXPECT_TRUE(throws_error([] { nn::LlamaConfig::from_json("{", "c.json"); }, ErrorKind::IO,
                            {"c.json", "does not parse"}));

@@ -72,11 +72,20 @@ Conv1DImpl::Conv1DImpl(int64_t in_features, int64_t out_features) : Module("Conv
 }
 
 Tensor Conv1DImpl::forward(const Tensor& x) {
+  if (weight_quantized.defined()) return F::linear(x, weight_quantized, bias);
   return F::linear(x, weight.t(), bias);
 }
 
+void Conv1DImpl::quantize_weight(QuantType type) {
+  if (weight_quantized.defined()) return;
+  weight_quantized = QuantizedTensor::quantize(weight.detach().t(), type);
+  remove_parameter("weight");
+  weight = Tensor();
+  register_buffer("weight_quantized", weight_quantized.data());
+}
+
 void Conv1DImpl::relayout() {
-  if (weight.t().is_contiguous()) return;
+  if (!weight.defined() || weight.t().is_contiguous()) return;
   NoGradGuard no_grad;
   weight.set_data(weight.t().contiguous().t());
 }
@@ -191,13 +200,24 @@ Tensor GPT2LMHeadModelImpl::forward(const Tensor& input_ids, KvCache* cache,
   Tensor h = transformer->forward(input_ids, cache, attention_mask);
   const int64_t L = h.size(1);
   if (logits_to_keep > 0 && logits_to_keep < L) h = h.narrow(1, L - logits_to_keep, logits_to_keep);
-  return F::linear(h, transformer->wte->weight);  // the tied lm_head
+  const EmbeddingImpl& wte = *transformer->wte;  // the tied lm_head
+  return wte.weight_quantized.defined() ? F::linear(h, wte.weight_quantized)
+                                        : F::linear(h, wte.weight);
 }
 
 KvCache GPT2LMHeadModelImpl::new_cache(int64_t batch, int64_t capacity) {
-  const Tensor& w = transformer->wte->weight;
+  const Tensor& w = transformer->ln_f->weight;
   return KvCache(config.n_layer, batch, config.n_head, capacity, config.n_embd / config.n_head,
                  w.dtype(), w.device());
+}
+
+void GPT2LMHeadModelImpl::quantize(QuantType type) {
+  NoGradGuard no_grad;
+  for (auto& block : transformer->h)
+    for (Conv1DImpl* c :
+         {&*block->attn->c_attn, &*block->attn->c_proj, &*block->mlp->c_fc, &*block->mlp->c_proj})
+      c->quantize_weight(type);
+  transformer->wte->quantize_weight(type);
 }
 
 void GPT2LMHeadModelImpl::load_hf_state_dict(const StateDict& state) {

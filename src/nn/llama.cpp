@@ -19,11 +19,13 @@ namespace ember::nn {
 
 namespace {
 
-RopeScaling read_rope_scaling(const nlohmann::json& j, const std::string& source) {
+// config.json's "rope_scaling", or transformers 5's "rope_parameters" (`key`), which also holds
+// rope_theta.
+RopeScaling read_rope_scaling(const nlohmann::json& j, const std::string& source, const char* key) {
   RopeScaling r;
-  auto it = j.find("rope_scaling");
+  auto it = j.find(key);
   if (it == j.end() || it->is_null()) return r;
-  const detail::JsonFields f(*it, source + " rope_scaling");
+  const detail::JsonFields f(*it, source + " " + key);
   // transformers reads "rope_type", older files "type".
   r.type = f.string("rope_type", f.string("type", "default"));
   EMBER_CHECK(
@@ -83,7 +85,14 @@ LlamaConfig LlamaConfig::from_json(const std::string& text, const std::string& s
       f.integer("max_position_embeddings", c.max_position_embeddings, 1, int64_t{1} << 24);
   c.rms_norm_eps = f.number("rms_norm_eps", c.rms_norm_eps, 0, 1);
   c.rope_theta = f.number("rope_theta", c.rope_theta, 1, 1e12);
-  c.rope_scaling = read_rope_scaling(j, source);
+  // transformers 5 writes rope_theta and the scaling together as "rope_parameters".
+  if (auto p = j.find("rope_parameters"); p != j.end() && !p->is_null()) {
+    c.rope_theta = detail::JsonFields(*p, source + " rope_parameters")
+                       .number("rope_theta", c.rope_theta, 1, 1e12);
+    c.rope_scaling = read_rope_scaling(j, source, "rope_parameters");
+  } else {
+    c.rope_scaling = read_rope_scaling(j, source, "rope_scaling");
+  }
   if (c.model_type == "qwen2") {
     c.qkv_bias = true;
     if (f.boolean("use_sliding_window", false))

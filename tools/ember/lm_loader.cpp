@@ -132,18 +132,22 @@ LanguageModel from_llama(std::shared_ptr<nn::LlamaForCausalLMImpl> model) {
 
 // A GPT-2 folder's model: config.json, the weights, built in the compute dtype.
 LanguageModel load_gpt2(const std::string& config_text, const fs::path& dir, Device device,
-                        const std::string& dtype, nn::GPT2Config& config) {
+                        const std::string& dtype, std::optional<QuantType> quantize,
+                        nn::GPT2Config& config) {
   config = nn::GPT2Config::from_json(config_text, (dir / "config.json").string());
   auto model = build<nn::GPT2LMHeadModelImpl>(config, io::load_hf_weights(dir.string()).tensors,
                                               {"transformer.wte.weight", "wte.weight"}, device,
                                               dtype, dir.string());
+  if (quantize) model->quantize(*quantize);
   LanguageModel lm;
-  lm.dtype = model->transformer->wte->weight.dtype();
+  lm.dtype = model->transformer->ln_f->weight.dtype();
+  std::string quantized;
+  const int64_t params = parameter_count(*model, &quantized);
   char line[512];
   std::snprintf(line, sizeof line,
-                "%s: GPT2LMHeadModel, %lld layers, %lld heads, %.1fM parameters, %s on %s",
+                "%s: GPT2LMHeadModel, %lld layers, %lld heads, %.1fM parameters%s, %s on %s",
                 dir.string().c_str(), static_cast<long long>(config.n_layer),
-                static_cast<long long>(config.n_head), parameter_count(*model) / 1e6,
+                static_cast<long long>(config.n_head), params / 1e6, quantized.c_str(),
                 dtype_name(lm.dtype), device.str().c_str());
   lm.summary = line;
   lm.model = model;
@@ -177,10 +181,8 @@ LanguageModel load_folder(const fs::path& dir, Device device, const std::string&
   const std::string config_text = read_text_file(config_path.string(), "generate");
   const nlohmann::json probe = nlohmann::json::parse(config_text, nullptr, false);
   if (probe.is_object() && probe.value("model_type", std::string()) == "gpt2") {
-    EMBER_CHECK(!quantize, "[generate] --quantize takes Llama-family models; ", dir.string(),
-                " is GPT-2, which runs in float (--quantize none)");
     nn::GPT2Config config;
-    LanguageModel lm = load_gpt2(config_text, dir, device, dtype, config);
+    LanguageModel lm = load_gpt2(config_text, dir, device, dtype, quantize, config);
     read_tokenizer_and_generation(dir, config.eos_token_ids, lm);
     lm.max_position_embeddings = config.n_positions;
     return lm;

@@ -25,9 +25,9 @@ struct LanguageModel {
 };
 
 // dtype: "auto" (the weights' dtype), "float32", "bfloat16" or "float16"; quantize: "none",
-// "int8", "q8_0" or "q4_0" -- weight-only quantization of the Llama family's float weights after
-// loading (a GGUF file's Q8_0 and Q4_0 tensors are kept as stored either way; GPT-2 runs in
-// float). Errors name the file and what is wrong with it.
+// "int8", "q8_0" or "q4_0" -- weight-only quantization of the float weights after loading (a
+// GGUF file's Q8_0 and Q4_0 tensors are kept as stored either way). Errors name the file and what
+// is wrong with it.
 LanguageModel load_language_model(const std::string& path, Device device, const std::string& dtype,
                                   const std::string& quantize = "none");
 

@@ -43,13 +43,17 @@ struct GPT2Config {
 // (state dicts load as they are) over memory laid out as the (out, in) matrix of a Linear, so a
 // product reads it as F::linear reads a Linear's weight.
 class Conv1DImpl : public Module {
-  EMBER_CLONE(Conv1DImpl, &Conv1DImpl::weight, &Conv1DImpl::bias)
+  EMBER_CLONE(Conv1DImpl, &Conv1DImpl::weight, &Conv1DImpl::bias, &Conv1DImpl::weight_quantized)
  public:
   Conv1DImpl(int64_t in_features, int64_t out_features);
   Tensor forward(const Tensor& x) override;  // x: (..., in) -> (..., out)
   // Lays weight out as (out, in) rows again (after to() or loading made it (in, out) rows).
   void relayout();
+  // As LinearImpl::quantize_weight: the (out, in) rows quantized into weight_quantized (buffer
+  // "weight_quantized"), the weight parameter removed.
+  void quantize_weight(QuantType type = QuantType::Int8);
   Tensor weight, bias;
+  QuantizedTensor weight_quantized;
 };
 EMBER_BUILTIN_MODULE(Conv1D);
 
@@ -117,7 +121,7 @@ class GPT2LMHeadModelImpl : public Module, public CausalLanguageModel {
   KvCache new_cache(int64_t batch, int64_t capacity) override;
   int64_t max_positions() const override { return config.n_positions; }
   int64_t vocab_size() const override { return config.vocab_size; }
-  Device device() const override { return transformer->wte->weight.device(); }
+  Device device() const override { return transformer->ln_f->weight.device(); }
 
   // Loads Hugging Face weights by name, strict; GPT2Model files without the "transformer."
   // prefix load too; lm_head.weight (tied) and the attention's old "attn.bias" /
@@ -125,6 +129,9 @@ class GPT2LMHeadModelImpl : public Module, public CausalLanguageModel {
   // (Conv1DImpl::relayout); call relayout_weights() again after moving the model (to()).
   void load_hf_state_dict(const StateDict& state);
   void relayout_weights();
+  // Weight-only quantization for inference: every Conv1D and the token embedding (which the tied
+  // lm_head multiplies by); LayerNorms, biases and the position table stay.
+  void quantize(QuantType type = QuantType::Int8);
 
   GPT2Config config;
   std::shared_ptr<GPT2ModelImpl> transformer;
