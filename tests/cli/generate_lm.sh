@@ -3,7 +3,8 @@
 # tests/reference/fixtures/llama (llama_reference.py) -- greedy from the folder prints the prompt
 # and then the text transformers' greedy generate gives, the same from its GGUF file (which has no
 # rope scaling: the default_rope case), and in bfloat16; the tiny GPT-2 of
-# tests/reference/fixtures/gpt2 likewise; sampling is repeatable by seed; the last
+# tests/reference/fixtures/gpt2 likewise; --quantize int8 runs both; sampling is repeatable by
+# seed; the last
 # stderr line has the tokens per second; bad input gets a one-line error and a non-zero exit.
 set -uo pipefail
 ember=$1
@@ -51,6 +52,14 @@ cmp -s "$out" "$want" || fail "gpt2: printed $(od -c "$out" | head -5), not $(od
 rm -f "$want"
 grep -q "GPT2LMHeadModel, 2 layers" "$err" || fail "gpt2: no model line: $(cat "$err")"
 
+# Weight-only quantization: it runs and the model line says so (the text may differ from
+# float's: the tests of test_llama.cpp and test_gpt2.cpp check the values).
+for model in "$ref/tiny_llama" "$ref/tiny_llama.gguf" "$gpt2/tiny_gpt2"; do
+  "$ember" generate --model "$model" --prompt "$prompt" --tokens 6 --quantize int8 > "$out" 2> "$err" ||
+    fail "--quantize int8 $model: $(cat "$err")"
+  grep -q "(int8 weights)" "$err" || fail "--quantize int8 $model: not int8: $(cat "$err")"
+done
+
 # Sampling: the same seed, the same text; another seed, another text.
 sample() { "$ember" generate --model "$ref/tiny_llama" --prompt "$prompt" --tokens 24 --temperature 1.2 --top-k 40 --top-p 0.95 --seed "$1" 2> /dev/null; }
 a=$(sample 1) || fail "sampling failed"
@@ -77,4 +86,5 @@ bad "not a model" "not a valid GGUF file" --model "$ref/expected.json" --prompt 
 bad "both sources" "Exactly 1 option" --model "$ref/tiny_llama" --checkpoint x
 bad "top-p out of range" "top-p" --model "$ref/tiny_llama" --top-p 1.5
 bad "missing model" "neither a folder nor a file" --model /nonexistent --prompt x
+bad "unknown quantization" "quantize" --model "$ref/tiny_llama" --quantize int4
 echo "generate --model: greedy equals transformers (folder, GGUF, float32/bfloat16), sampling seeded, errors named"

@@ -76,16 +76,18 @@ std::optional<QuantType> quant_type_named(const std::string& name) {
 
 // Builds the model (Impl of Config) in the compute dtype -- "auto": that of the token embedding
 // `embedding` -- and loads the weights into it.
-// Weights already quantized (a GGUF file's Q8_0 blocks) go in place before the rest loads.
+// Weights already quantized (a GGUF file's Q8_0 blocks) go in place before the rest loads;
+// weights_dtype_given is the file's dtype when its embedding is among them.
 template <class Impl, class Config>
 std::shared_ptr<Impl> build(const Config& config, const io::NamedTensors& weights,
                             std::initializer_list<const char*> embedding, Device device,
                             const std::string& dtype, const std::string& source,
-                            const QuantizedWeights& quantized = {}) {
+                            const QuantizedWeights& quantized = {},
+                            std::optional<DType> weights_dtype_given = std::nullopt) {
   io::NamedTensors shapes = weights;  // what the config is checked against
   for (const auto& [name, q] : quantized) shapes.emplace_back(name, zeros({1}).expand(q.sizes()));
   config.check_weights(shapes, source);
-  DType weights_dtype = kFloat32;
+  DType weights_dtype = weights_dtype_given.value_or(kFloat32);
   for (const auto& [name, t] : weights)
     for (const char* e : embedding)
       if (name == e) weights_dtype = t.dtype();
@@ -115,9 +117,30 @@ std::shared_ptr<nn::LlamaForCausalLMImpl> build_llama(const nn::LlamaConfig& con
                                                       const std::string& source,
                                                       std::optional<QuantType> quantize,
                                                       const QuantizedWeights& quantized = {}) {
-  auto model = build<nn::LlamaForCausalLMImpl>(config, weights, {"model.embed_tokens.weight"},
-                                               device, dtype, source, quantized);
-  if (quantize) model->quantize(*quantize);
+  if (!quantize)
+    return build<nn::LlamaForCausalLMImpl>(config, weights, {"model.embed_tokens.weight"}, device,
+                                           dtype, source, quantized);
+  // The layers' weights are quantized straight from the file's tensors (in the compute dtype,
+  // as loading would convert them), so the model's float copies of them are never written:
+  // loading holds the file and the quantized weights, not also a float model.
+  DType weights_dtype = kFloat32;
+  for (const auto& [name, t] : weights)
+    if (name == "model.embed_tokens.weight") weights_dtype = t.dtype();
+  const DType target = dtype_named(dtype, weights_dtype);
+  QuantizedWeights all = quantized;
+  io::NamedTensors rest;
+  for (const auto& [name, t] : weights) {
+    const bool layer_weight =
+        t.dim() == 2 && (name.ends_with("_proj.weight") || name == "lm_head.weight" ||
+                         name == "model.embed_tokens.weight");
+    if (layer_weight && !(config.tie_word_embeddings && name == "lm_head.weight"))
+      all.emplace_back(name, QuantizedTensor::quantize(t.to(target), *quantize));
+    else
+      rest.emplace_back(name, t);
+  }
+  auto model = build<nn::LlamaForCausalLMImpl>(config, rest, {"model.embed_tokens.weight"}, device,
+                                               dtype, source, all, weights_dtype);
+  model->quantize(*quantize);  // anything left (none for a complete file)
   return model;
 }
 

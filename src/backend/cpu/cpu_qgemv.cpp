@@ -102,9 +102,7 @@ struct Avx512 {
   EMBER_QGEMV_AVX512 [[gnu::always_inline]] static Vec mul(Vec a, Vec b) {
     return _mm512_mul_ps(a, b);
   }
-  EMBER_QGEMV_AVX512 [[gnu::always_inline]] static Vec f16(const unsigned char* p) {
-    return _mm512_set1_ps(_cvtsh_ss(u16_at(p)));
-  }
+  EMBER_QGEMV_AVX512 [[gnu::always_inline]] static Vec set1(float v) { return _mm512_set1_ps(v); }
   EMBER_QGEMV_AVX512 [[gnu::always_inline]] static Vec widen(__m128i bytes) {
     return _mm512_maskz_cvtepi32_ps(0xFFFF, _mm512_maskz_cvtepi8_epi32(0xFFFF, bytes));
   }
@@ -141,9 +139,7 @@ struct Avx2 {
   EMBER_QGEMV_AVX2 [[gnu::always_inline]] static Vec mul(Vec a, Vec b) {
     return _mm256_mul_ps(a, b);
   }
-  EMBER_QGEMV_AVX2 [[gnu::always_inline]] static Vec f16(const unsigned char* p) {
-    return _mm256_set1_ps(_cvtsh_ss(u16_at(p)));
-  }
+  EMBER_QGEMV_AVX2 [[gnu::always_inline]] static Vec set1(float v) { return _mm256_set1_ps(v); }
   EMBER_QGEMV_AVX2 [[gnu::always_inline]] static Vec widen(__m128i bytes) {  // the low 8 bytes
     return _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(bytes));
   }
@@ -177,69 +173,75 @@ struct Avx2 {
 // tail past its last whole block is read from a zeroed copy (x is zero there too). `columns`
 // runs the blocks of columns j0..j1, NJ at a time and the rest one by one (an element's sum is
 // the same either way). The same bodies at each level's target.
-#define EMBER_QGEMV_KERNELS(TARGET, SUFFIX)                                                     \
-  template <class V, QuantKind K, int MR, int NJ>                                               \
-  TARGET [[gnu::always_inline]] inline void block_##SUFFIX(const float* x, int64_t kp,          \
-                                                           const unsigned char* w, int64_t rb,  \
-                                                           int64_t k, float* c, int64_t ldc) {  \
-    using Vec = typename V::Vec;                                                                \
-    Vec acc[MR][NJ];                                                                            \
-    for (int i = 0; i < MR; ++i)                                                                \
-      for (int j = 0; j < NJ; ++j) acc[i][j] = V::zero();                                       \
-    const int64_t blocks = k / kQuantBlock;                                                     \
-    for (int64_t b = 0; b < blocks; ++b) {                                                      \
-      const float* xb = x + b * kQuantBlock;                                                    \
-      for (int j = 0; j < NJ; ++j) {                                                            \
-        Vec wv[V::kVecs];                                                                       \
-        if constexpr (K == QuantKind::Int8) {                                                   \
-          V::int8(w + j * rb + 4 + b * kQuantBlock, wv);                                        \
-          for (int i = 0; i < MR; ++i)                                                          \
-            for (int v = 0; v < V::kVecs; ++v)                                                  \
-              acc[i][j] = V::fma(V::load(xb + i * kp + v * V::kLanes), wv[v], acc[i][j]);       \
-        } else {                                                                                \
-          const unsigned char* blk = w + j * rb + b * block_bytes(K);                           \
-          if constexpr (K == QuantKind::Q8_0)                                                   \
-            V::int8(blk + 2, wv);                                                               \
-          else                                                                                  \
-            V::q4(blk + 2, wv);                                                                 \
-          const Vec d = V::f16(blk);                                                            \
-          for (int i = 0; i < MR; ++i) {                                                        \
-            Vec t = V::mul(V::load(xb + i * kp), wv[0]);                                        \
-            for (int v = 1; v < V::kVecs; ++v)                                                  \
-              t = V::fma(V::load(xb + i * kp + v * V::kLanes), wv[v], t);                       \
-            acc[i][j] = V::fma(t, d, acc[i][j]);                                                \
-          }                                                                                     \
-        }                                                                                       \
-      }                                                                                         \
-    }                                                                                           \
-    if constexpr (K == QuantKind::Int8) {                                                       \
-      const int64_t full = blocks * kQuantBlock;                                                \
-      if (full < k) {                                                                           \
-        for (int j = 0; j < NJ; ++j) {                                                          \
-          alignas(64) unsigned char tail[kQuantBlock] = {};                                     \
-          std::memcpy(tail, w + j * rb + 4 + full, static_cast<size_t>(k - full));              \
-          Vec wv[V::kVecs];                                                                     \
-          V::int8(tail, wv);                                                                    \
-          for (int i = 0; i < MR; ++i)                                                          \
-            for (int v = 0; v < V::kVecs; ++v)                                                  \
-              acc[i][j] = V::fma(V::load(x + full + i * kp + v * V::kLanes), wv[v], acc[i][j]); \
-        }                                                                                       \
-      }                                                                                         \
-    }                                                                                           \
-    for (int j = 0; j < NJ; ++j) {                                                              \
-      const float scale = K == QuantKind::Int8 ? kernels::quant_f32_at(w + j * rb) : 1.0f;      \
-      for (int i = 0; i < MR; ++i) c[i * ldc + j] = V::reduce(acc[i][j]) * scale;               \
-    }                                                                                           \
-  }                                                                                             \
-  template <class V, QuantKind K, int MR>                                                       \
-  TARGET void columns_##SUFFIX(const float* x, int64_t kp, int64_t, const unsigned char* w,     \
-                               int64_t rb, int64_t k, float* c, int64_t ldc, int64_t j0,        \
-                               int64_t j1) {                                                    \
-    constexpr int NJ = MR <= 2 ? 4 : 2;                                                         \
-    int64_t j = j0;                                                                             \
-    for (; j + NJ <= j1; j += NJ)                                                               \
-      block_##SUFFIX<V, K, MR, NJ>(x, kp, w + j * rb, rb, k, c + j, ldc);                       \
-    for (; j < j1; ++j) block_##SUFFIX<V, K, MR, 1>(x, kp, w + j * rb, rb, k, c + j, ldc);      \
+#define EMBER_QGEMV_KERNELS(TARGET, SUFFIX)                                                      \
+  template <class V, QuantKind K, int MR, int NJ>                                                \
+  TARGET [[gnu::always_inline]] inline void block_##SUFFIX(const float* x, int64_t kp,           \
+                                                           const unsigned char* w, int64_t rb,   \
+                                                           int64_t k, float* c, int64_t ldc) {   \
+    using Vec = typename V::Vec;                                                                 \
+    Vec acc[MR][NJ];                                                                             \
+    for (int i = 0; i < MR; ++i)                                                                 \
+      for (int j = 0; j < NJ; ++j) acc[i][j] = V::zero();                                        \
+    const int64_t blocks = k / kQuantBlock;                                                      \
+    /* The blocks' float16 scales, converted in a loop of their own ahead of the products. */    \
+    float scales[K == QuantKind::Int8 ? 1 : NJ][K == QuantKind::Int8 ? 1 : kQuantGemvMaxBlocks]; \
+    if constexpr (K != QuantKind::Int8)                                                          \
+      for (int j = 0; j < NJ; ++j)                                                               \
+        for (int64_t b = 0; b < blocks; ++b)                                                     \
+          scales[j][b] = _cvtsh_ss(u16_at(w + j * rb + b * block_bytes(K)));                     \
+    for (int64_t b = 0; b < blocks; ++b) {                                                       \
+      const float* xb = x + b * kQuantBlock;                                                     \
+      for (int j = 0; j < NJ; ++j) {                                                             \
+        Vec wv[V::kVecs];                                                                        \
+        if constexpr (K == QuantKind::Int8) {                                                    \
+          V::int8(w + j * rb + 4 + b * kQuantBlock, wv);                                         \
+          for (int i = 0; i < MR; ++i)                                                           \
+            for (int v = 0; v < V::kVecs; ++v)                                                   \
+              acc[i][j] = V::fma(V::load(xb + i * kp + v * V::kLanes), wv[v], acc[i][j]);        \
+        } else {                                                                                 \
+          const unsigned char* blk = w + j * rb + b * block_bytes(K);                            \
+          if constexpr (K == QuantKind::Q8_0)                                                    \
+            V::int8(blk + 2, wv);                                                                \
+          else                                                                                   \
+            V::q4(blk + 2, wv);                                                                  \
+          const Vec d = V::set1(scales[j][b]);                                                   \
+          for (int i = 0; i < MR; ++i) {                                                         \
+            Vec t = V::mul(V::load(xb + i * kp), wv[0]);                                         \
+            for (int v = 1; v < V::kVecs; ++v)                                                   \
+              t = V::fma(V::load(xb + i * kp + v * V::kLanes), wv[v], t);                        \
+            acc[i][j] = V::fma(t, d, acc[i][j]);                                                 \
+          }                                                                                      \
+        }                                                                                        \
+      }                                                                                          \
+    }                                                                                            \
+    if constexpr (K == QuantKind::Int8) {                                                        \
+      const int64_t full = blocks * kQuantBlock;                                                 \
+      if (full < k) {                                                                            \
+        for (int j = 0; j < NJ; ++j) {                                                           \
+          alignas(64) unsigned char tail[kQuantBlock] = {};                                      \
+          std::memcpy(tail, w + j * rb + 4 + full, static_cast<size_t>(k - full));               \
+          Vec wv[V::kVecs];                                                                      \
+          V::int8(tail, wv);                                                                     \
+          for (int i = 0; i < MR; ++i)                                                           \
+            for (int v = 0; v < V::kVecs; ++v)                                                   \
+              acc[i][j] = V::fma(V::load(x + full + i * kp + v * V::kLanes), wv[v], acc[i][j]);  \
+        }                                                                                        \
+      }                                                                                          \
+    }                                                                                            \
+    for (int j = 0; j < NJ; ++j) {                                                               \
+      const float scale = K == QuantKind::Int8 ? kernels::quant_f32_at(w + j * rb) : 1.0f;       \
+      for (int i = 0; i < MR; ++i) c[i * ldc + j] = V::reduce(acc[i][j]) * scale;                \
+    }                                                                                            \
+  }                                                                                              \
+  template <class V, QuantKind K, int MR>                                                        \
+  TARGET void columns_##SUFFIX(const float* x, int64_t kp, int64_t, const unsigned char* w,      \
+                               int64_t rb, int64_t k, float* c, int64_t ldc, int64_t j0,         \
+                               int64_t j1) {                                                     \
+    constexpr int NJ = MR <= 2 ? 4 : 2;                                                          \
+    int64_t j = j0;                                                                              \
+    for (; j + NJ <= j1; j += NJ)                                                                \
+      block_##SUFFIX<V, K, MR, NJ>(x, kp, w + j * rb, rb, k, c + j, ldc);                        \
+    for (; j < j1; ++j) block_##SUFFIX<V, K, MR, 1>(x, kp, w + j * rb, rb, k, c + j, ldc);       \
   }
 
 EMBER_QGEMV_KERNELS(EMBER_QGEMV_AVX512, avx512)
@@ -297,7 +299,7 @@ Columns columns_for(CpuIsa isa, QuantKind kind, int64_t m) {
 
 bool quantized_gemv(CpuIsa isa, QuantKind kind, int64_t m, int64_t n, int64_t k, const float* x,
                     int64_t ldx, const unsigned char* w, float* c, int64_t ldc, int threads) {
-  if (m < 1 || m > kQuantGemvMaxRows) return false;
+  if (!quantized_gemv_takes(kind, m, k)) return false;
   if (n == 0) return true;
   const int64_t kp = (k + kPad - 1) / kPad * kPad;
   thread_local std::vector<float> packed;

@@ -20,10 +20,18 @@ namespace ember::cpu {
 // The most rows of x the direct path takes; taller products dequantize W in chunks for the
 // packed GEMM.
 inline constexpr int64_t kQuantGemvMaxRows = 4;
+// The longest Q8_0 / Q4_0 rows it takes, in blocks (k up to 65536).
+inline constexpr int64_t kQuantGemvMaxBlocks = 2048;
+
+// Whether quantized_gemv takes m rows of k elements.
+inline bool quantized_gemv_takes(kernels::QuantKind kind, int64_t m, int64_t k) {
+  return m >= 1 && m <= kQuantGemvMaxRows &&
+         (kind == kernels::QuantKind::Int8 || k / kernels::kQuantBlock <= kQuantGemvMaxBlocks);
+}
 
 // c (row stride ldc) = x (m rows of k floats, row stride ldx) @ W^T, W: n rows of
 // quant_row_bytes(kind, k) bytes, on up to `threads` OpenMP threads at level `isa`; returns false,
-// doing nothing, when m is 0 or above kQuantGemvMaxRows.
+// doing nothing, unless quantized_gemv_takes(kind, m, k).
 bool quantized_gemv(CpuIsa isa, kernels::QuantKind kind, int64_t m, int64_t n, int64_t k,
                     const float* x, int64_t ldx, const unsigned char* w, float* c, int64_t ldc,
                     int threads);

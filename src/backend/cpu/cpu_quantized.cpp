@@ -88,7 +88,7 @@ void CpuBackend::quantized_matmul(kernels::QuantKind kind, const View& dst, cons
   auto* c = static_cast<float*>(dst.data);
   const int threads = omp_get_max_threads();
   if (m == 0 || n == 0) return;
-  if (m <= kDirectRows) {
+  if (m <= kDirectRows && cpu::quantized_gemv_takes(kind, 1, k)) {
     for (int64_t i = 0; i < m; i += cpu::kQuantGemvMaxRows)
       cpu::quantized_gemv(cpu::cpu_isa(), kind, std::min(cpu::kQuantGemvMaxRows, m - i), n, k,
                           a + i * k, k, bytes, c + i * n, n, threads);
