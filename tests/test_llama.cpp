@@ -75,6 +75,7 @@ nn::LlamaConfig config_of(const io::GgufLlamaConfig& g) {
   cfg.max_position_embeddings = g.max_position_embeddings;
   cfg.rms_norm_eps = g.rms_norm_eps;
   cfg.rope_theta = g.rope_theta;
+  cfg.rope_freq_factors = g.rope_freq_factors;
   cfg.tie_word_embeddings = g.tie_word_embeddings;
   return cfg;
 }
@@ -237,6 +238,51 @@ TEST_P(LlamaTest, GgufFileRunsAsItsFolder) {
     EXPECT_EQ(from_gguf.decode(from_json.encode(text), true),
               from_json.decode(from_json.encode(text), true));
   }
+}
+
+// tiny_llama_rope_freqs.gguf adds the rope_freqs.weight factors llama.cpp's converter writes for
+// llama3 rope scaling: it must compute the llama3_rope case (logits and greedy text), and factors
+// of the wrong count or sign are refused.
+TEST_P(LlamaTest, GgufRopeFreqsComputeTheLlama3Scaling) {
+  const auto ref = reference();
+  const auto& c = find_case(ref, "llama3_rope");
+  const io::GgufFile file = io::load_gguf(kDir + "tiny_llama_rope_freqs.gguf", device());
+  const io::GgufHfLlama hf = io::gguf_to_hf_llama(file);
+  ASSERT_EQ(hf.config.rope_freq_factors.size(), 8u);
+  EXPECT_EQ(hf.config.rope_freq_factors[1], 4.0f);
+  nn::LlamaForCausalLM model(config_of(hf.config));
+  model->to(device());
+  model->load_hf_state_dict(hf.tensors);
+  model->eval();
+  {
+    NoGradGuard no_grad;
+    auto ids = c["prompt_ids"].get<std::vector<int64_t>>();
+    const Tensor logits =
+        model(from_vector(ids, Shape{1, static_cast<int64_t>(ids.size())}).to(device()))
+            .select(0, 0)
+            .index_select(0, from_vector(c["positions"].get<std::vector<int64_t>>(),
+                                         Shape{static_cast<int64_t>(c["positions"].size())})
+                                 .to(device()));
+    Tensor want;
+    for (const auto& [n, t] : io::load_safetensors(kDir + "expected.safetensors").tensors)
+      if (n == "llama3_rope.logits") want = t;
+    ASSERT_TRUE(want.defined());
+    // The factors divide each inverse frequency where transformers multiplies by their inverse:
+    // angles agree to float32 rounding.
+    const double scale = want.abs().max().item<float>();
+    EXPECT_TRUE(tensor_close(logits.to(kFloat32), want, 1e-4, 1e-4 * scale));
+  }
+  nn::GenerationConfig g;
+  g.max_new_tokens = ref["new_tokens"];
+  EXPECT_EQ(nn::generate(*model, {c["greedy_prompt"].get<std::vector<int64_t>>()}, g).tokens[0],
+            c["greedy"].get<std::vector<int64_t>>());
+  nn::LlamaConfig bad = config_of(hf.config);
+  bad.rope_freq_factors.pop_back();
+  EXPECT_TRUE(throws_error([&] { nn::LlamaForCausalLM m(bad); }, ErrorKind::Shape,
+                           {"rope_freq_factors", "7 factors", "head_dim of 16"}));
+  bad.rope_freq_factors.push_back(-1.0f);
+  EXPECT_TRUE(throws_error([&] { nn::LlamaForCausalLM m(bad); }, ErrorKind::Value,
+                           {"rope frequency factor", "-1"}));
 }
 
 // Weight-only quantization: the quantized model computes what the float model computes with each

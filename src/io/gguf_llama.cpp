@@ -106,7 +106,15 @@ GgufHfLlama gguf_to_hf_llama(const GgufFile& file) {
   c.vocab_size = 0;
 
   auto convert = [&](const std::string& name, const Tensor& t) -> std::pair<std::string, Tensor> {
-    if (name == "rope_freqs.weight") return {};
+    if (name == "rope_freqs.weight") {
+      EMBER_CHECK(t.dim() == 1 && t.is_floating_point() && t.size(0) <= 65536,
+                  "[gguf_to_hf_llama] rope_freqs.weight must be a 1-D float tensor of at most "
+                  "65536 factors, got ",
+                  shape_str(t.sizes()), " ", dtype_name(t.dtype()));
+      const Tensor f = t.to(Device(kCPU), kFloat32).contiguous();
+      c.rope_freq_factors.assign(f.data_ptr<float>(), f.data_ptr<float>() + f.numel());
+      return {};
+    }
     std::string hf = gguf_hf_llama_name(name);
     EMBER_CHECK(!hf.empty(), "[gguf_to_hf_llama] tensor '", name,
                 "' has no Hugging Face Llama name; is this a Llama file?");

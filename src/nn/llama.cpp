@@ -128,6 +128,14 @@ void LlamaConfig::check_weights(const StateDict& weights, const std::string& sou
 // --- rotary embedding
 
 LlamaRotaryEmbedding::LlamaRotaryEmbedding(const LlamaConfig& c) : config_(c) {
+  EMBER_CHECK_KIND(Shape,
+                   c.rope_freq_factors.empty() ||
+                       static_cast<int64_t>(c.rope_freq_factors.size()) == c.head_dim / 2,
+                   "[LlamaRotaryEmbedding] rope_freq_factors has ", c.rope_freq_factors.size(),
+                   " factors; a head_dim of ", c.head_dim, " has ", c.head_dim / 2, " frequencies");
+  for (float f : c.rope_freq_factors)
+    EMBER_CHECK(std::isfinite(f) && f > 0, "[LlamaRotaryEmbedding] a rope frequency factor is ", f,
+                "; each must be positive and finite");
   base_inv_freq_ = inv_freq(0);
 }
 
@@ -163,6 +171,8 @@ std::vector<float> LlamaRotaryEmbedding::inv_freq(int64_t seq_len) const {
       }
     }
   }
+  for (size_t i = 0; i < config_.rope_freq_factors.size() && i < f.size(); ++i)
+    f[i] = f[i] / config_.rope_freq_factors[i];
   return f;
 }
 

@@ -33,6 +33,7 @@ check_greedy() {  # check_greedy CASE MODEL [FLAGS...]
 }
 check_greedy llama3_rope "$ref/tiny_llama"
 check_greedy default_rope "$ref/tiny_llama.gguf"
+check_greedy llama3_rope "$ref/tiny_llama_rope_freqs.gguf"  # llama3 scaling as rope_freqs
 check_greedy llama3_rope "$ref/tiny_llama" --threads 1 --temperature 0
 # bfloat16 weights computed in float32 and as stored
 check_greedy qwen2 "$ref/tiny_qwen2" --dtype float32

@@ -16,6 +16,10 @@ Writes into tests/reference/fixtures/llama/:
 - tiny_llama.gguf: tiny_llama's weights (F32) and tokenizer as llama.cpp's converter writes them
   (general.architecture llama, q/k rows permuted, tokenizer.ggml.* with pre "llama-bpe"),
   without rope scaling -- the file format has none -- so it must compute the default_rope case;
+- tiny_llama_rope_freqs.gguf: the same with the rope_freqs.weight tensor llama.cpp's converter
+  adds for llama3 rope scaling (the factors each inverse frequency is divided by, computed here
+  as the converter computes them), so it must compute the llama3_rope case. Written later, from
+  the committed folder, with `--rope-freqs-only` (transformers 5.25), which writes only it;
 - expected.safetensors + expected.json: for each case (a folder and config.json fields changed
   over it: each rope scaling kind, the dtype transformers computed in) the logits of a prompt at a
   few positions, and greedy continuations: one prompt alone, and two prompts in one batch with left
@@ -23,6 +27,7 @@ Writes into tests/reference/fixtures/llama/:
   the text of the greedy continuation of CLI_PROMPT (decoded, special tokens skipped).
 """
 import json
+import math
 import os
 import shutil
 import sys
@@ -115,9 +120,36 @@ def run_case(name, folder, overrides, dtype, tensors, cases, pad_id):
     })
 
 
-def write_gguf(model, tokenizer_file, path):
+def rope_theta(c):
+    """config.rope_theta, or transformers 5's rope_parameters["rope_theta"]."""
+    theta = getattr(c, "rope_theta", None)
+    return theta if theta is not None else c.rope_parameters["rope_theta"]
+
+
+def llama3_rope_factors(c):
+    """llama.cpp's converter's rope_freqs for a llama3 rope_scaling: per inverse frequency, 1 above
+    the high-frequency bound, the factor below the low one, the smoothed inverse between."""
+    r = getattr(c, "rope_scaling", None) or c.rope_parameters
+    dim = c.head_dim
+    freqs = 1.0 / (rope_theta(c) ** (torch.arange(0, dim, 2, dtype=torch.float32) / dim))
+    factor, low, high = r["factor"], r["low_freq_factor"], r["high_freq_factor"]
+    old = r["original_max_position_embeddings"]
+    out = []
+    for f in freqs.tolist():
+        wavelen = 2 * math.pi / f
+        if wavelen < old / high:
+            out.append(1.0)
+        elif wavelen > old / low:
+            out.append(factor)
+        else:
+            smooth = (old / wavelen - low) / (high - low)
+            out.append(1 / ((1 - smooth) / factor + smooth))
+    return out
+
+
+def write_gguf(model, tokenizer_file, path, rope_freqs=None):
     """The Llama's weights and tokenizer as a GGUF file (all F32), as llama.cpp's converter lays
-    them out."""
+    them out; with rope_freqs, also the rope_freqs.weight tensor of those factors."""
     c = model.config
     tj = json.load(open(os.path.join(BPE, tokenizer_file)))
     vocab = sorted(tj["model"]["vocab"].items(), key=lambda kv: kv[1])
@@ -134,7 +166,7 @@ def write_gguf(model, tokenizer_file, path):
             ("llama.attention.key_length", gr.U32, c.head_dim),
             ("llama.attention.value_length", gr.U32, c.head_dim),
             ("llama.attention.layer_norm_rms_epsilon", gr.F32, c.rms_norm_eps),
-            ("llama.rope.freq_base", gr.F32, c.rope_theta),
+            ("llama.rope.freq_base", gr.F32, rope_theta(c)),
             ("llama.vocab_size", gr.U32, c.vocab_size),
             ("tokenizer.ggml.model", gr.STRING, "gpt2"),
             ("tokenizer.ggml.pre", gr.STRING, "llama-bpe"),
@@ -165,11 +197,19 @@ def write_gguf(model, tokenizer_file, path):
             elif part == "self_attn.k_proj":
                 a = gr.permute(a, c.num_key_value_heads)
         tensors.append((gname, "F32", a.shape, a.astype("<f4").tobytes()))
+    if rope_freqs is not None:
+        a = torch.tensor(rope_freqs, dtype=torch.float32).numpy()
+        tensors.append(("rope_freqs.weight", "F32", a.shape, a.astype("<f4").tobytes()))
     with open(path, "wb") as f:
         f.write(gr.gguf(3, meta, tensors))
 
 
 def main():
+    if "--rope-freqs-only" in sys.argv:
+        llama = LlamaForCausalLM.from_pretrained(os.path.join(OUT, "tiny_llama"))
+        write_gguf(llama, "llama3.tokenizer.json", os.path.join(OUT, "tiny_llama_rope_freqs.gguf"),
+                   llama3_rope_factors(llama.config))
+        return
     os.makedirs(OUT, exist_ok=True)
     torch.manual_seed(0)
     llama = LlamaForCausalLM(LlamaConfig(
@@ -182,6 +222,8 @@ def main():
     randomize(llama, 0.25)
     write_folder(llama, "tiny_llama", "llama3.tokenizer.json", [1, 2])
     write_gguf(llama, "llama3.tokenizer.json", os.path.join(OUT, "tiny_llama.gguf"))
+    write_gguf(llama, "llama3.tokenizer.json", os.path.join(OUT, "tiny_llama_rope_freqs.gguf"),
+               llama3_rope_factors(llama.config))
 
     qwen = Qwen2ForCausalLM(Qwen2Config(
         vocab_size=700, hidden_size=32, intermediate_size=80, num_hidden_layers=2,

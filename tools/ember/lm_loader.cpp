@@ -247,6 +247,7 @@ LanguageModel load_gguf_file(const fs::path& path, Device device, const std::str
   c.max_position_embeddings = g.max_position_embeddings;
   c.rms_norm_eps = g.rms_norm_eps;
   c.rope_theta = g.rope_theta;
+  c.rope_freq_factors = g.rope_freq_factors;
   c.tie_word_embeddings = g.tie_word_embeddings;
   for (const auto& [name, t] : hf.tensors)
     if (name == "model.layers.0.self_attn.q_proj.bias") c.qkv_bias = true;

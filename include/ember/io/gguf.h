@@ -184,6 +184,9 @@ struct GgufLlamaConfig {
   double rms_norm_eps = 1e-6;           // llama.attention.layer_norm_rms_epsilon
   double rope_theta = 10000.0;          // llama.rope.freq_base
   bool tie_word_embeddings = false;     // the file has no output.weight
+  // rope_freqs.weight, when the file has one (llama.cpp's converter writes Llama 3.1+'s llama3
+  // rope scaling as these factors: each inverse frequency is divided by its factor).
+  std::vector<float> rope_freq_factors;
 };
 
 struct GgufHfLlama {
@@ -201,8 +204,8 @@ std::string gguf_hf_llama_name(const std::string& gguf_name);
 // q and k (weights and biases) put back in Hugging Face's order: llama.cpp's converter reshapes
 // such a weight to (heads, 2, head_dim / 2, in) and swaps the two middle axes (heads being
 // head_count for q and head_count_kv for k); this does the reverse. rope_freqs.weight (llama 3's
-// rope factors, which transformers computes from config.json) is left out; any other unknown name
-// is an error.
+// rope factors, which transformers computes from config.json) goes to
+// GgufLlamaConfig::rope_freq_factors; any other unknown name is an error.
 GgufHfLlama gguf_to_hf_llama(const GgufFile& file);
 
 // The tokenizer a GGUF file holds in its tokenizer.ggml.* metadata, as the tokenizer.json

@@ -39,6 +39,9 @@ struct LlamaConfig {
   double rms_norm_eps = 1e-6;
   double rope_theta = 10000.0;
   RopeScaling rope_scaling;
+  // llama.cpp's rope_freqs (head_dim / 2 factors; empty: none): each inverse frequency is divided
+  // by its factor -- how GGUF files of Llama 3.1 and later carry the llama3 scaling.
+  std::vector<float> rope_freq_factors;
   bool qkv_bias = false;       // q/k/v projections with biases (Qwen2; Llama's attention_bias)
   bool o_bias = false;         // o_proj with a bias (Llama's attention_bias)
   bool mlp_bias = false;       // gate/up/down with biases (Llama's mlp_bias)
