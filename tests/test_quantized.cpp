@@ -1,9 +1,9 @@
 // tests/test_quantized.cpp: weight-only quantization (ember/quantized.h) -- the int8 quantizer
-// against torchao's formula on hand-picked values, ggml's Q8_0 and Q4_0 quantizers' error bounds
-// and extreme codes, a GGUF file's Q8_0 and Q4_0 blocks dequantized to the file's reference
-// values; then on each device: linear with a quantized weight against the float product with the
-// dequantized weight (decoding rows and a prompt's, each input dtype, with bias and gradients),
-// Linear and Embedding modules quantized (state_dict, clone, to(dtype), errors).
+// against torchao's formula on hand-picked values, ggml's Q8_0, Q4_0 and Q4_1 quantizers' error
+// bounds and extreme codes, a GGUF file's Q8_0, Q4_0 and Q4_1 blocks dequantized to the file's
+// reference values; then on each device: linear with a quantized weight against the float product
+// with the dequantized weight (decoding rows and a prompt's, each input dtype, with bias and
+// gradients), Linear and Embedding modules quantized (state_dict, clone, to(dtype), errors).
 #include <cmath>
 
 #include "ember/io/gguf.h"
@@ -42,21 +42,31 @@ TEST(Quantized, Int8FollowsTorchaosWeightOnlyScheme) {
 TEST(Quantized, GgmlQuantizersKeepTheirErrorBounds) {
   manual_seed(3);
   const Tensor w = randn({5, 64});
-  for (QuantType type : {QuantType::Q8_0, QuantType::Q4_0}) {
+  for (QuantType type : {QuantType::Q8_0, QuantType::Q4_0, QuantType::Q4_1}) {
     SCOPED_TRACE(quant_type_name(type));
     const QuantizedTensor q = QuantizedTensor::quantize(w, type);
-    EXPECT_EQ(q.data().size(1), type == QuantType::Q8_0 ? 68 : 36);
+    EXPECT_EQ(q.data().size(1), type == QuantType::Q8_0 ? 68 : type == QuantType::Q4_0 ? 36 : 40);
     const Tensor d = q.dequantize();
     const Tensor blocks = w.reshape({5, 2, 32}).abs().amax({2}, true);  // each block's max |w|
     // Q8_0: steps of max/127, errors of half a step; Q4_0: steps of max/8 over [-8, 7] steps,
     // so the side opposite the largest magnitude clamps a step short.
-    const double bound = type == QuantType::Q8_0 ? 0.5 / 127 : 1.0 / 8;
+    // Q4_1: 15 steps over [min, max], at most twice the largest magnitude: half a step.
+    const double bound = type == QuantType::Q8_0   ? 0.5 / 127
+                         : type == QuantType::Q4_0 ? 1.0 / 8
+                                                   : 1.0 / 15;
     const Tensor err = (d - w).reshape({5, 2, 32}).abs();
     EXPECT_TRUE((err <= blocks * bound * 1.002 + 1e-6).all().item<bool>());
     // The block's largest magnitude is a code's end: +-127 (Q8_0) or -8 (Q4_0), exact to the
-    // float16 scale.
+    // float16 scale; Q4_1's minimum is its code 0.
     const Tensor at_max = (d.reshape({5, 2, 32}).abs().amax({2}, true) - blocks).abs();
-    EXPECT_TRUE((at_max <= blocks * 1e-3).all().item<bool>());
+    if (type != QuantType::Q4_1) {
+      EXPECT_TRUE((at_max <= blocks * 1e-3).all().item<bool>());
+    }
+    const Tensor at_min =
+        (d.reshape({5, 2, 32}).amin({2}, true) - w.reshape({5, 2, 32}).amin({2}, true)).abs();
+    if (type == QuantType::Q4_1) {
+      EXPECT_TRUE((at_min <= blocks * 1e-3).all().item<bool>());
+    }
   }
   EXPECT_TRUE(throws_error(
       [] {
@@ -73,10 +83,17 @@ TEST(Quantized, GgufBlocksDequantizeToTheFilesValues) {
       io::load_gguf(gguf_fixture("all_types_v3.gguf"), Device(kCPU), {.keep_quantized = true});
   int checked = 0;
   for (const io::GgufTensor& g : kept.quantized) {
-    if (g.type != io::GgmlType::Q8_0 && g.type != io::GgmlType::Q4_0) continue;
+    QuantType type;
+    if (g.type == io::GgmlType::Q8_0)
+      type = QuantType::Q8_0;
+    else if (g.type == io::GgmlType::Q4_0)
+      type = QuantType::Q4_0;
+    else if (g.type == io::GgmlType::Q4_1)
+      type = QuantType::Q4_1;
+    else
+      continue;
     SCOPED_TRACE(g.name);
-    const QuantizedTensor q(g.type == io::GgmlType::Q8_0 ? QuantType::Q8_0 : QuantType::Q4_0,
-                            g.blocks, g.shape.back());
+    const QuantizedTensor q(type, g.blocks, g.shape.back());
     for (const auto& [name, t] : ref)
       if (name == g.name) {
         EXPECT_TRUE(tensor_equal(q.dequantize(), t));
@@ -84,7 +101,7 @@ TEST(Quantized, GgufBlocksDequantizeToTheFilesValues) {
         ++checked;
       }
   }
-  EXPECT_EQ(checked, 2);
+  EXPECT_EQ(checked, 3);
   EXPECT_TRUE(throws_error(
       [] {
         QuantizedTensor(QuantType::Q8_0, zeros({2, 33}, {.dtype = kUInt8}), 32);
@@ -103,7 +120,7 @@ class QuantizedTest : public testing::DeviceTest {};
 // float32 sums, in another order.
 TEST_P(QuantizedTest, LinearIsTheProductWithTheDequantizedWeight) {
   manual_seed(4);
-  for (QuantType type : {QuantType::Int8, QuantType::Q8_0, QuantType::Q4_0}) {
+  for (QuantType type : {QuantType::Int8, QuantType::Q8_0, QuantType::Q4_0, QuantType::Q4_1}) {
     const QuantizedTensor w = QuantizedTensor::quantize(randn({37, 96}), type).to(device());
     const Tensor bias = randn({37}).to(device());
     const Tensor wd = w.dequantize();

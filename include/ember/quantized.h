@@ -4,8 +4,9 @@
 //   - QuantType::Int8: int8 values with one float32 scale per row -- torchao's int8 weight-only
 //     scheme: symmetric, scale = max|row| / 127.5 (at least float32's epsilon), values
 //     round(w / scale) (half to even) clamped to [-128, 127];
-//   - QuantType::Q8_0 and Q4_0: ggml's blocks of 32 with a float16 scale each, byte for byte as a
-//     GGUF file holds them (quantize() follows ggml's reference quantizers).
+//   - QuantType::Q8_0, Q4_0 and Q4_1: ggml's blocks of 32 with a float16 scale each (and a float16
+//     minimum, Q4_1), byte for byte as a GGUF file holds them (quantize() follows ggml's reference
+//     quantizers).
 // nn::LinearImpl::quantize_weight and nn::EmbeddingImpl::quantize_weight put one in a layer.
 #pragma once
 
@@ -17,9 +18,9 @@
 
 namespace ember {
 
-enum class QuantType { Int8, Q8_0, Q4_0 };
+enum class QuantType { Int8, Q8_0, Q4_0, Q4_1 };
 
-// "int8", "Q8_0", "Q4_0".
+// "int8", "Q8_0", "Q4_0", "Q4_1".
 const char* quant_type_name(QuantType type);
 
 // A (rows, cols) matrix stored quantized, row by row -- a Linear's weight is (out_features,
@@ -28,7 +29,7 @@ class QuantizedTensor {
  public:
   QuantizedTensor() = default;
   // Rows already stored: data (rows, row_bytes(type, cols)) uint8, e.g. a GGUF file's Q8_0 blocks
-  // of each row. Throws when the sizes disagree (Q8_0 and Q4_0 need cols a multiple of 32).
+  // of each row. Throws when the sizes disagree (the block types need cols a multiple of 32).
   QuantizedTensor(QuantType type, Tensor data, int64_t cols);
   // weight (rows, cols), floating, quantized row by row on its device (the arithmetic runs on the
   // CPU; the result goes back to weight's device).

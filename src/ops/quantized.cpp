@@ -27,8 +27,10 @@ kernels::QuantKind kind_of(QuantType type) {
       return kernels::QuantKind::Int8;
     case QuantType::Q8_0:
       return kernels::QuantKind::Q8_0;
-    default:
+    case QuantType::Q4_0:
       return kernels::QuantKind::Q4_0;
+    default:
+      return kernels::QuantKind::Q4_1;
   }
 }
 
@@ -79,6 +81,24 @@ void quantize_block_q4_0(const float* x, unsigned char* out) {
   }
 }
 
+// ggml's reference Q4_1: d = (max - min) / 15, m = min, q = min(15, (x - min) / d + 0.5)
+// truncated.
+void quantize_block_q4_1(const float* x, unsigned char* out) {
+  float lo = x[0], hi = x[0];
+  for (int j = 1; j < 32; ++j) {
+    lo = std::min(lo, x[j]);
+    hi = std::max(hi, x[j]);
+  }
+  const float d = (hi - lo) / 15.0f, id = d != 0 ? 1.0f / d : 0.0f;
+  put_f16(out, d);
+  put_f16(out + 2, lo);
+  for (int j = 0; j < 16; ++j) {
+    const auto q0 = std::min<int>(15, static_cast<int8_t>((x[j] - lo) * id + 0.5f));
+    const auto q1 = std::min<int>(15, static_cast<int8_t>((x[j + 16] - lo) * id + 0.5f));
+    out[4 + j] = static_cast<unsigned char>(q0 | (q1 << 4));
+  }
+}
+
 }  // namespace
 
 const char* quant_type_name(QuantType type) {
@@ -87,8 +107,10 @@ const char* quant_type_name(QuantType type) {
       return "int8";
     case QuantType::Q8_0:
       return "Q8_0";
-    default:
+    case QuantType::Q4_0:
       return "Q4_0";
+    default:
+      return "Q4_1";
   }
 }
 
@@ -135,8 +157,10 @@ QuantizedTensor QuantizedTensor::quantize(const Tensor& weight, QuantType type) 
       for (int64_t b = 0; b < cols / 32; ++b) {
         if (type == QuantType::Q8_0)
           quantize_block_q8_0(x + 32 * b, out + 34 * b);
-        else
+        else if (type == QuantType::Q4_0)
           quantize_block_q4_0(x + 32 * b, out + 18 * b);
+        else
+          quantize_block_q4_1(x + 32 * b, out + 20 * b);
       }
     }
   }

@@ -1,6 +1,6 @@
 // tests/internal/test_qgemv.cpp: the quantized weight-direct products of cpu_qgemv.h at every level
-// this CPU runs (baseline, AVX2, AVX-512, whichever one cpu_isa() picks) -- int8 rows, Q8_0 and
-// Q4_0 blocks of random bytes against a float64 reference over the same dequantized elements
+// this CPU runs (baseline, AVX2, AVX-512, whichever one cpu_isa() picks) -- int8 rows, Q8_0, Q4_0
+// and Q4_1 blocks of random bytes against a float64 reference over the same dequantized elements
 // (kernels/quant_blocks.h) for 1 to 4 rows, k on and off the 32-element blocks (int8), n on and
 // off the column blocks; c's padding untouched; 1 vs 2 threads bit for bit; taller products
 // refused.
@@ -29,7 +29,8 @@ std::vector<CpuIsa> levels() {
 }
 
 const char* kind_name(QuantKind kind) {
-  return kind == QuantKind::Int8 ? "int8" : kind == QuantKind::Q8_0 ? "Q8_0" : "Q4_0";
+  const char* names[] = {"int8", "Q8_0", "Q4_0", "Q4_1"};
+  return names[static_cast<int>(kind)];
 }
 
 // n random rows of k elements: random bytes with scales of a realistic size (finite float16 or
@@ -47,11 +48,14 @@ std::vector<unsigned char> random_rows(QuantKind kind, int64_t n, int64_t k, std
       std::memcpy(row, &s, 4);
       continue;
     }
-    const int64_t bb = kind == QuantKind::Q8_0 ? 34 : 18;
+    const int64_t bb = kernels::quant_block_bytes(kind);
     for (int64_t b = 0; b < k / 32; ++b) {
-      const uint16_t h = half_detail::half_from_float(scale(rng));
-      row[b * bb] = static_cast<unsigned char>(h & 0xff);
-      row[b * bb + 1] = static_cast<unsigned char>(h >> 8);
+      // d, and Q4_1's minimum (negative, as a block's usually is)
+      for (int f = 0; f < (kind == QuantKind::Q4_1 ? 2 : 1); ++f) {
+        const uint16_t h = half_detail::half_from_float(f == 0 ? scale(rng) : -8 * scale(rng));
+        row[b * bb + 2 * f] = static_cast<unsigned char>(h & 0xff);
+        row[b * bb + 2 * f + 1] = static_cast<unsigned char>(h >> 8);
+      }
     }
   }
   return w;
@@ -109,7 +113,7 @@ std::vector<float> run_and_check(CpuIsa isa, const Case& s, int threads, std::mt
 TEST(QuantizedGemv, EveryKindAndLevelMatchesTheReference) {
   std::mt19937 rng(21);
   for (CpuIsa isa : levels())
-    for (QuantKind kind : {QuantKind::Int8, QuantKind::Q8_0, QuantKind::Q4_0})
+    for (QuantKind kind : {QuantKind::Int8, QuantKind::Q8_0, QuantKind::Q4_0, QuantKind::Q4_1})
       for (int64_t m = 1; m <= kQuantGemvMaxRows; ++m)
         for (int64_t k : {1, 7, 31, 32, 33, 64, 100, 576}) {
           if (kind != QuantKind::Int8 && k % 32 != 0) continue;
@@ -121,7 +125,7 @@ TEST(QuantizedGemv, EveryKindAndLevelMatchesTheReference) {
 TEST(QuantizedGemv, ResultsDoNotDependOnThreadCount) {
   std::mt19937 rng(22);
   for (CpuIsa isa : levels())
-    for (QuantKind kind : {QuantKind::Int8, QuantKind::Q8_0, QuantKind::Q4_0}) {
+    for (QuantKind kind : {QuantKind::Int8, QuantKind::Q8_0, QuantKind::Q4_0, QuantKind::Q4_1}) {
       const Case s{kind, 2, 576, 700};
       std::vector<float> x;
       std::vector<unsigned char> w;

@@ -68,7 +68,7 @@ struct GenerateOptions {
   std::optional<double> top_p, repetition_penalty;
   uint64_t seed = 0;
   std::string dtype = "auto";     // --model: auto (the weights'), float32, bfloat16, float16
-  std::string quantize = "none";  // --model: none, int8, q8_0 or q4_0 (weight-only)
+  std::string quantize = "none";  // --model: none, int8, q8_0, q4_0 or q4_1 (weight-only)
   int threads = 0;                // 0: as set by the environment
 };
 

@@ -74,9 +74,9 @@ void add_generate_options(CLI::App& g, GenerateOptions& o) {
       ->capture_default_str();
   g.add_option("--quantize", o.quantize,
                "--model: weight-only quantization of the float weights -- int8 (a scale per "
-               "row, torchao's scheme), q8_0 or q4_0 (ggml's blocks); a GGUF file's Q8_0 and "
-               "Q4_0 tensors always run as stored")
-      ->check(CLI::IsMember({"none", "int8", "q8_0", "q4_0"}))
+               "row, torchao's scheme), q8_0, q4_0 or q4_1 (ggml's blocks); a GGUF file's Q8_0, "
+               "Q4_0 and Q4_1 tensors always run as stored")
+      ->check(CLI::IsMember({"none", "int8", "q8_0", "q4_0", "q4_1"}))
       ->capture_default_str();
   g.add_option("--threads", o.threads, "CPU threads (0: OMP_NUM_THREADS or all cores)")
       ->check(integer_in(0, 4096));

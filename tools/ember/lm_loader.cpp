@@ -70,7 +70,9 @@ std::optional<QuantType> quant_type_named(const std::string& name) {
   if (name == "int8") return QuantType::Int8;
   if (name == "q8_0") return QuantType::Q8_0;
   if (name == "q4_0") return QuantType::Q4_0;
-  EMBER_CHECK(name == "none", "[generate] --quantize takes none, int8, q8_0 or q4_0, got ", name);
+  if (name == "q4_1") return QuantType::Q4_1;
+  EMBER_CHECK(name == "none", "[generate] --quantize takes none, int8, q8_0, q4_0 or q4_1, got ",
+              name);
   return std::nullopt;
 }
 
@@ -219,18 +221,30 @@ LanguageModel load_folder(const fs::path& dir, Device device, const std::string&
   return lm;
 }
 
-// A GGUF file's Llama model: its Q8_0 and Q4_0 tensors kept as stored (the layers compute with
-// them), the other quantized ones dequantized to float32.
+// The QuantType of a ggml block type the layers compute with as stored, if any.
+std::optional<QuantType> computed_as_stored(io::GgmlType type) {
+  switch (type) {
+    case io::GgmlType::Q8_0:
+      return QuantType::Q8_0;
+    case io::GgmlType::Q4_0:
+      return QuantType::Q4_0;
+    case io::GgmlType::Q4_1:
+      return QuantType::Q4_1;
+    default:
+      return std::nullopt;
+  }
+}
+
+// A GGUF file's Llama model: its Q8_0, Q4_0 and Q4_1 tensors kept as stored (the layers compute
+// with them), the other quantized ones (K-quants) dequantized to float32.
 LanguageModel load_gguf_file(const fs::path& path, Device device, const std::string& dtype,
                              std::optional<QuantType> quantize) {
   const io::GgufFile file = io::load_gguf(path.string(), Device(kCPU), {.keep_quantized = true});
   io::GgufHfLlama hf = io::gguf_to_hf_llama(file);
   QuantizedWeights quantized;
   for (const io::GgufTensor& q : hf.quantized) {
-    if (q.shape.size() == 2 && (q.type == io::GgmlType::Q8_0 || q.type == io::GgmlType::Q4_0))
-      quantized.emplace_back(
-          q.name, QuantizedTensor(q.type == io::GgmlType::Q8_0 ? QuantType::Q8_0 : QuantType::Q4_0,
-                                  q.blocks, q.shape[1]));
+    if (const auto type = computed_as_stored(q.type); type && q.shape.size() == 2)
+      quantized.emplace_back(q.name, QuantizedTensor(*type, q.blocks, q.shape[1]));
     else
       hf.tensors.emplace_back(q.name, io::gguf_dequantize(q));
   }

@@ -25,8 +25,8 @@ struct LanguageModel {
 };
 
 // dtype: "auto" (the weights' dtype), "float32", "bfloat16" or "float16"; quantize: "none",
-// "int8", "q8_0" or "q4_0" -- weight-only quantization of the float weights after loading (a
-// GGUF file's Q8_0 and Q4_0 tensors are kept as stored either way). Errors name the file and what
+// "int8", "q8_0", "q4_0" or "q4_1" -- weight-only quantization of the float weights (a GGUF
+// file's Q8_0, Q4_0 and Q4_1 tensors are kept as stored either way). Errors name the file and what
 // is wrong with it.
 LanguageModel load_language_model(const std::string& path, Device device, const std::string& dtype,
                                   const std::string& quantize = "none");

@@ -1,5 +1,5 @@
-// backend/cpu/cpu_qgemv.cpp: the quantized weight-direct products of cpu_qgemv.h -- int8, Q8_0
-// and Q4_0 rows widened to float32 in registers at AVX-512 and AVX2 (target attributes, as the
+// backend/cpu/cpu_qgemv.cpp: the quantized weight-direct products of cpu_qgemv.h -- int8, Q8_0,
+// Q4_0 and Q4_1 rows widened to float32 in registers at AVX-512 and AVX2 (target attributes, as the
 // other kernels of this folder), and one element at a time at the baseline level.
 #include "backend/cpu/cpu_qgemv.h"
 
@@ -25,7 +25,7 @@ using kernels::QuantKind;
 constexpr int64_t kPad = kQuantBlock;
 
 constexpr int64_t block_bytes(QuantKind kind) {
-  return kind == QuantKind::Q8_0 ? 34 : 18;
+  return kind == QuantKind::Q8_0 ? 34 : kind == QuantKind::Q4_0 ? 18 : 20;
 }
 
 // Runs c's columns j0..j1 of one product: x packed (row stride kp), W's rows of rb bytes.
@@ -48,16 +48,19 @@ void columns_scalar(const float* x, int64_t kp, int64_t m, const unsigned char* 
       } else {
         for (int64_t b = 0; b < k / kQuantBlock; ++b) {
           const unsigned char* blk = row + b * block_bytes(K);
-          float block_sum = 0;
+          const unsigned char* qs = blk + (K == QuantKind::Q4_1 ? 4 : 2);
+          float block_sum = 0, x_sum = 0;
           for (int64_t e = 0; e < kQuantBlock; ++e) {
             int q;
             if constexpr (K == QuantKind::Q8_0)
-              q = static_cast<int8_t>(blk[2 + e]);
+              q = static_cast<int8_t>(qs[e]);
             else
-              q = (e < 16 ? (blk[2 + e] & 0x0f) : (blk[2 + e - 16] >> 4)) - 8;
+              q = (e < 16 ? (qs[e] & 0x0f) : (qs[e - 16] >> 4)) - (K == QuantKind::Q4_0 ? 8 : 0);
             block_sum += xi[b * kQuantBlock + e] * static_cast<float>(q);
+            x_sum += xi[b * kQuantBlock + e];
           }
           sum += block_sum * kernels::quant_f16_at(blk);
+          if constexpr (K == QuantKind::Q4_1) sum += x_sum * kernels::quant_f16_at(blk + 2);
         }
       }
       c[i * ldc + j] = sum;
@@ -71,8 +74,10 @@ Columns scalar_columns(QuantKind kind) {
       return columns_scalar<QuantKind::Int8>;
     case QuantKind::Q8_0:
       return columns_scalar<QuantKind::Q8_0>;
-    default:
+    case QuantKind::Q4_0:
       return columns_scalar<QuantKind::Q4_0>;
+    default:
+      return columns_scalar<QuantKind::Q4_1>;
   }
 }
 
@@ -88,7 +93,7 @@ uint16_t u16_at(const unsigned char* p) {
 }
 
 // A level's vectors: a block of 32 elements is kVecs vectors; int8 widens 32 signed bytes, q4 the
-// 16 bytes of a Q4_0 block (low nibbles first, then high, each minus 8).
+// 16 bytes of a Q4_0 / Q4_1 block (low nibbles first, then high; minus 8 for Q4_0).
 struct Avx512 {
   using Vec = __m512;
   static constexpr int kLanes = 16, kVecs = 2;
@@ -103,6 +108,9 @@ struct Avx512 {
     return _mm512_mul_ps(a, b);
   }
   EMBER_QGEMV_AVX512 [[gnu::always_inline]] static Vec set1(float v) { return _mm512_set1_ps(v); }
+  EMBER_QGEMV_AVX512 [[gnu::always_inline]] static Vec add(Vec a, Vec b) {
+    return _mm512_add_ps(a, b);
+  }
   EMBER_QGEMV_AVX512 [[gnu::always_inline]] static Vec widen(__m128i bytes) {
     return _mm512_maskz_cvtepi32_ps(0xFFFF, _mm512_maskz_cvtepi8_epi32(0xFFFF, bytes));
   }
@@ -110,9 +118,10 @@ struct Avx512 {
     out[0] = widen(_mm_loadu_si128(reinterpret_cast<const __m128i*>(q)));
     out[1] = widen(_mm_loadu_si128(reinterpret_cast<const __m128i*>(q + 16)));
   }
-  EMBER_QGEMV_AVX512 [[gnu::always_inline]] static void q4(const unsigned char* qs, Vec* out) {
+  EMBER_QGEMV_AVX512 [[gnu::always_inline]] static void q4(const unsigned char* qs, Vec* out,
+                                                           bool minus8) {
     const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(qs));
-    const __m128i mask = _mm_set1_epi8(0x0f), eight = _mm_set1_epi8(8);
+    const __m128i mask = _mm_set1_epi8(0x0f), eight = _mm_set1_epi8(minus8 ? 8 : 0);
     out[0] = widen(_mm_sub_epi8(_mm_and_si128(bytes, mask), eight));
     out[1] = widen(_mm_sub_epi8(_mm_and_si128(_mm_srli_epi16(bytes, 4), mask), eight));
   }
@@ -140,6 +149,9 @@ struct Avx2 {
     return _mm256_mul_ps(a, b);
   }
   EMBER_QGEMV_AVX2 [[gnu::always_inline]] static Vec set1(float v) { return _mm256_set1_ps(v); }
+  EMBER_QGEMV_AVX2 [[gnu::always_inline]] static Vec add(Vec a, Vec b) {
+    return _mm256_add_ps(a, b);
+  }
   EMBER_QGEMV_AVX2 [[gnu::always_inline]] static Vec widen(__m128i bytes) {  // the low 8 bytes
     return _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(bytes));
   }
@@ -151,9 +163,10 @@ struct Avx2 {
     out[2] = widen(b);
     out[3] = widen(_mm_srli_si128(b, 8));
   }
-  EMBER_QGEMV_AVX2 [[gnu::always_inline]] static void q4(const unsigned char* qs, Vec* out) {
+  EMBER_QGEMV_AVX2 [[gnu::always_inline]] static void q4(const unsigned char* qs, Vec* out,
+                                                         bool minus8) {
     const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(qs));
-    const __m128i mask = _mm_set1_epi8(0x0f), eight = _mm_set1_epi8(8);
+    const __m128i mask = _mm_set1_epi8(0x0f), eight = _mm_set1_epi8(minus8 ? 8 : 0);
     const __m128i lo = _mm_sub_epi8(_mm_and_si128(bytes, mask), eight);
     const __m128i hi = _mm_sub_epi8(_mm_and_si128(_mm_srli_epi16(bytes, 4), mask), eight);
     out[0] = widen(lo);
@@ -189,6 +202,12 @@ struct Avx2 {
       for (int j = 0; j < NJ; ++j)                                                               \
         for (int64_t b = 0; b < blocks; ++b)                                                     \
           scales[j][b] = _cvtsh_ss(u16_at(w + j * rb + b * block_bytes(K)));                     \
+    /* Q4_1: the blocks' float16 minimums, the same way. */                                      \
+    float mins[K == QuantKind::Q4_1 ? NJ : 1][K == QuantKind::Q4_1 ? kQuantGemvMaxBlocks : 1];   \
+    if constexpr (K == QuantKind::Q4_1)                                                          \
+      for (int j = 0; j < NJ; ++j)                                                               \
+        for (int64_t b = 0; b < blocks; ++b)                                                     \
+          mins[j][b] = _cvtsh_ss(u16_at(w + j * rb + b * block_bytes(K) + 2));                   \
     for (int64_t b = 0; b < blocks; ++b) {                                                       \
       const float* xb = x + b * kQuantBlock;                                                     \
       for (int j = 0; j < NJ; ++j) {                                                             \
@@ -203,13 +222,19 @@ struct Avx2 {
           if constexpr (K == QuantKind::Q8_0)                                                    \
             V::int8(blk + 2, wv);                                                                \
           else                                                                                   \
-            V::q4(blk + 2, wv);                                                                  \
+            V::q4(blk + (K == QuantKind::Q4_1 ? 4 : 2), wv, K == QuantKind::Q4_0);               \
           const Vec d = V::set1(scales[j][b]);                                                   \
           for (int i = 0; i < MR; ++i) {                                                         \
             Vec t = V::mul(V::load(xb + i * kp), wv[0]);                                         \
             for (int v = 1; v < V::kVecs; ++v)                                                   \
               t = V::fma(V::load(xb + i * kp + v * V::kLanes), wv[v], t);                        \
             acc[i][j] = V::fma(t, d, acc[i][j]);                                                 \
+            if constexpr (K == QuantKind::Q4_1) { /* + m * the block's sum of x */               \
+              Vec xs = V::load(xb + i * kp);                                                     \
+              for (int v = 1; v < V::kVecs; ++v)                                                 \
+                xs = V::add(xs, V::load(xb + i * kp + v * V::kLanes));                           \
+              acc[i][j] = V::fma(xs, V::set1(mins[j][b]), acc[i][j]);                            \
+            }                                                                                    \
           }                                                                                      \
         }                                                                                        \
       }                                                                                          \
@@ -277,8 +302,10 @@ Columns vector_columns(QuantKind kind, int64_t m) {
       return columns_for_rows<V, QuantKind::Int8>(m);
     case QuantKind::Q8_0:
       return columns_for_rows<V, QuantKind::Q8_0>(m);
-    default:
+    case QuantKind::Q4_0:
       return columns_for_rows<V, QuantKind::Q4_0>(m);
+    default:
+      return columns_for_rows<V, QuantKind::Q4_1>(m);
   }
 }
 

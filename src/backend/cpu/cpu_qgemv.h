@@ -1,13 +1,14 @@
 // backend/cpu/cpu_qgemv.h: products of a few float32 rows with a weight matrix stored quantized
-// (kernels/quant_blocks.h: int8 rows with a float32 scale, ggml's Q8_0 or Q4_0 blocks) --
+// (kernels/quant_blocks.h: int8 rows with a float32 scale, ggml's Q8_0, Q4_0 or Q4_1 blocks) --
 // c (m x n) = x (m x k) @ W^T for a Linear's decoding step, W read once where it lies and
 // widened to float32 in registers, never dequantized to memory. A weight byte costs a quarter of
 // a float32 one, so a bandwidth-bound decoding step reads 3.6-7x fewer bytes.
 //
 // Each element of c sums its k products in vector lanes (16 at AVX-512, 8 at AVX2; one at a time
 // at the baseline level), Q8_0 and Q4_0 blocks first into a block sum that is then multiplied by
-// the block's scale; an int8 row's sum is multiplied by its scale at the end. The lanes are added
-// in a fixed order, so results depend on the shape and the level, never on the thread count.
+// the block's scale (plus, for Q4_1, the block's minimum times its sum of x); an int8 row's sum is
+// multiplied by its scale at the end. The lanes are added in a fixed order, so results depend on
+// the shape and the level, never on the thread count.
 #pragma once
 
 #include <cstdint>

@@ -28,15 +28,21 @@ void dequantize_row(kernels::QuantKind kind, const unsigned char* row, int64_t c
     return;
   }
   for (int64_t b = 0; b < cols / kernels::kQuantBlock; ++b, out += kernels::kQuantBlock) {
-    const unsigned char* blk = row + b * (kind == QuantKind::Q8_0 ? 34 : 18);
+    const unsigned char* blk = row + b * kernels::quant_block_bytes(kind);
     const float d = kernels::quant_f16_at(blk);
     if (kind == QuantKind::Q8_0) {
       const auto* q = reinterpret_cast<const int8_t*>(blk + 2);
       for (int j = 0; j < 32; ++j) out[j] = static_cast<float>(q[j]) * d;
-    } else {
+    } else if (kind == QuantKind::Q4_0) {
       for (int j = 0; j < 16; ++j) {
         out[j] = static_cast<float>((blk[2 + j] & 0x0f) - 8) * d;
         out[j + 16] = static_cast<float>((blk[2 + j] >> 4) - 8) * d;
+      }
+    } else {
+      const float m = kernels::quant_f16_at(blk + 2);
+      for (int j = 0; j < 16; ++j) {
+        out[j] = static_cast<float>(blk[4 + j] & 0x0f) * d + m;
+        out[j + 16] = static_cast<float>(blk[4 + j] >> 4) * d + m;
       }
     }
   }
