@@ -7,8 +7,10 @@
 #include <filesystem>
 
 #include "data/idx_file.h"
+#include "ember/creation.h"
 #include "ember/data/bpe.h"
 #include "ember/error.h"
+#include "ember/quantized.h"
 #include "io/gguf_format.h"
 #include "io/npy_format.h"
 #include "io/npz_format.h"
@@ -62,6 +64,21 @@ Outcome read_gguf(const uint8_t* data, size_t size) {
       const io::GgufTokenizer t = io::gguf_tokenizer(file);
       const auto tokenizer = data::BpeTokenizer::from_json(t.json, "input");
       tokenizer.decode(tokenizer.encode("Hello, world! 12345 \xc3\xa9t\xc3\xa9"));
+    }
+    // Its Q8_0 / Q4_0 / Q4_1 tensors kept as blocks and multiplied as `ember generate` does
+    // (the direct kernels read every byte of a row: any bytes are some values).
+    const io::GgufFile kept =
+        io::detail::decode_gguf(data, size, "input", Device(kCPU), {.keep_quantized = true});
+    for (const io::GgufTensor& q : kept.quantized) {
+      if (q.shape.size() != 2 || q.shape[0] * q.shape[1] > (int64_t{1} << 20)) continue;
+      const QuantType type = q.type == io::GgmlType::Q8_0   ? QuantType::Q8_0
+                             : q.type == io::GgmlType::Q4_0 ? QuantType::Q4_0
+                             : q.type == io::GgmlType::Q4_1 ? QuantType::Q4_1
+                                                            : QuantType::Int8;
+      if (type == QuantType::Int8) continue;
+      const QuantizedTensor w(type, q.blocks, q.shape[1]);
+      nn::functional::linear(ones({1, q.shape[1]}), w);
+      nn::functional::linear(ones({5, q.shape[1]}), w);
     }
   });
 }
