@@ -58,6 +58,8 @@ Outcome read_gguf(const uint8_t* data, size_t size) {
     const io::GgufValue* arch = file.find("general.architecture");
     if (arch && arch->type() == io::GgufType::String && arch->to_string() == "llama")
       io::gguf_to_hf_llama(file);
+    if (arch && arch->type() == io::GgufType::String && arch->to_string() == "gpt2")
+      io::gguf_to_hf_gpt2(file);
     // A file with a tokenizer: its metadata as tokenizer.json, that read by the BPE tokenizer,
     // and a round trip through it (what `ember generate --model FILE.gguf` does first).
     if (file.find("tokenizer.ggml.model")) {

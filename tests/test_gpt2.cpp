@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "ember/io/gguf.h"
 #include "ember/io/hf_weights.h"
 #include "test_util.h"
 
@@ -88,6 +89,46 @@ TEST_P(Gpt2Test, CachedStepsEqualFullRecomputation) {
   const Tensor long_ids = zeros({1, 65}, {.dtype = kInt64, .device = device()});
   EXPECT_TRUE(throws_error([&] { model(long_ids); }, ErrorKind::Index,
                            {"[GPT2LMHeadModel]", "65 positions", "n_positions (64)"}));
+}
+
+// tiny_gpt2.gguf (the folder's model as llama.cpp's converter writes a GPT-2: Conv1D weights as
+// (out, in) rows, an output.weight equal to the embedding) computes what the folder does.
+TEST_P(Gpt2Test, GgufFileRunsAsItsFolder) {
+  const auto ref = reference();
+  io::GgufFile file = io::load_gguf(kDir + "tiny_gpt2.gguf", device());
+  const io::GgufHfGpt2 hf = io::gguf_to_hf_gpt2(file);
+  EXPECT_EQ(hf.config.vocab_size, 702);
+  EXPECT_EQ(hf.config.n_layer, 2);
+  EXPECT_EQ(hf.config.n_inner, 128);
+  nn::GPT2Config cfg = nn::GPT2Config::from_json(read_text(kDir + "tiny_gpt2/config.json"));
+  cfg.check_weights(hf.tensors, "tiny_gpt2.gguf");
+  nn::GPT2LMHeadModel model(cfg);
+  model->to(device());
+  model->load_hf_state_dict(hf.tensors);
+  model->eval();
+  auto folder = load(device());
+  const auto prompt = ref["prompt"].get<std::vector<int64_t>>();
+  const Tensor ids =
+      from_vector(prompt, Shape{1, static_cast<int64_t>(prompt.size())}).to(device());
+  {
+    NoGradGuard no_grad;
+    EXPECT_TRUE(tensor_close(model(ids), folder(ids), 1e-6, 1e-6));
+  }
+  nn::GenerationConfig g;
+  g.max_new_tokens = 10;
+  EXPECT_EQ(nn::generate(*model, {ref["greedy_prompt"].get<std::vector<int64_t>>()}, g).tokens[0],
+            ref["greedy"].get<std::vector<int64_t>>());
+  // An output.weight other than the embedding, or a name GPT-2 has not, is refused.
+  for (auto& [name, t] : file.tensors)
+    if (name == "output.weight") t = t * 2;
+  EXPECT_TRUE(throws_error([&] { io::gguf_to_hf_gpt2(file); }, ErrorKind::Value,
+                           {"output.weight", "ties"}));
+  file.tensors.emplace_back("blk.0.attn_q.weight", zeros({2, 2}));
+  EXPECT_TRUE(throws_error([&] { io::gguf_to_hf_gpt2(file); }, ErrorKind::Value,
+                           {"blk.0.attn_q.weight", "GPT-2"}));
+  file.metadata["general.architecture"] = io::GgufValue("llama");
+  EXPECT_TRUE(throws_error([&] { io::gguf_to_hf_gpt2(file); }, ErrorKind::Value,
+                           {"general.architecture", "'llama'", "'gpt2'"}));
 }
 
 // Weight-only quantization: the quantized model computes what the float model computes with each

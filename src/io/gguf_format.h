@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "ember/io/gguf.h"
@@ -20,5 +21,14 @@ GgufFile decode_gguf(const unsigned char* bytes, size_t size, const std::string&
 // Dequantizes `blocks` whole blocks of `type` at `src` into blocks * ggml_block(type).elements
 // floats at `dst` (F32, F16 and BF16 count as blocks of one element).
 void gguf_dequantize_blocks(GgmlType type, const unsigned char* src, int64_t blocks, float* dst);
+
+// An integer (or, gguf_meta_double, a number) of the metadata; without the key, `fallback`, or
+// an error naming `who` and the key when there is none.
+int64_t gguf_meta_int(const GgufFile& file, const std::string& key, std::optional<int64_t> fallback,
+                      const char* who);
+double gguf_meta_double(const GgufFile& file, const std::string& key, double fallback,
+                        const char* who);
+// Whether general.architecture is `arch`; otherwise an error naming `who` and what the file has.
+void gguf_expect_architecture(const GgufFile& file, const std::string& arch, const char* who);
 
 }  // namespace ember::io::detail

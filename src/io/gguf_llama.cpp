@@ -8,6 +8,7 @@
 
 #include "ember/error.h"
 #include "ember/io/gguf.h"
+#include "io/gguf_format.h"
 
 namespace ember::io {
 
@@ -43,26 +44,49 @@ Tensor unpermute_rows(const Tensor& t, int64_t heads, const std::string& name) {
 }
 
 int64_t meta_int(const GgufFile& file, const std::string& key, std::optional<int64_t> fallback) {
-  const GgufValue* v = file.find(key);
-  if (!v) {
-    EMBER_CHECK(fallback.has_value(), "[gguf_to_hf_llama] the file lacks metadata '", key,
-                "', which a Llama model needs");
-    return *fallback;
-  }
-  EMBER_CHECK(v->is_integer(), "[gguf_to_hf_llama] metadata '", key, "' is a ",
-              gguf_type_name(v->type()), ", not an integer");
-  return v->to_int();
+  return detail::gguf_meta_int(file, key, fallback, "gguf_to_hf_llama");
 }
 
 double meta_double(const GgufFile& file, const std::string& key, double fallback) {
+  return detail::gguf_meta_double(file, key, fallback, "gguf_to_hf_llama");
+}
+
+}  // namespace
+
+namespace detail {
+
+int64_t gguf_meta_int(const GgufFile& file, const std::string& key, std::optional<int64_t> fallback,
+                      const char* who) {
+  const GgufValue* v = file.find(key);
+  if (!v) {
+    EMBER_CHECK(fallback.has_value(), "[", who, "] the file lacks metadata '", key,
+                "', which the model needs");
+    return *fallback;
+  }
+  EMBER_CHECK(v->is_integer(), "[", who, "] metadata '", key, "' is a ", gguf_type_name(v->type()),
+              ", not an integer");
+  return v->to_int();
+}
+
+double gguf_meta_double(const GgufFile& file, const std::string& key, double fallback,
+                        const char* who) {
   const GgufValue* v = file.find(key);
   if (!v) return fallback;
-  EMBER_CHECK(v->is_float() || v->is_integer(), "[gguf_to_hf_llama] metadata '", key, "' is a ",
+  EMBER_CHECK(v->is_float() || v->is_integer(), "[", who, "] metadata '", key, "' is a ",
               gguf_type_name(v->type()), ", not a number");
   return v->to_double();
 }
 
-}  // namespace
+void gguf_expect_architecture(const GgufFile& file, const std::string& arch, const char* who) {
+  const GgufValue* a = file.find("general.architecture");
+  EMBER_CHECK(
+      a && a->type() == GgufType::String && a->to_string() == arch, "[", who,
+      "] the file's general.architecture is ",
+      a && a->type() == GgufType::String ? "'" + a->to_string() + "'" : std::string("missing"),
+      ", not '", arch, "'");
+}
+
+}  // namespace detail
 
 std::string gguf_hf_llama_name(const std::string& name) {
   if (name == "token_embd.weight") return "model.embed_tokens.weight";
@@ -81,12 +105,7 @@ std::string gguf_hf_llama_name(const std::string& name) {
 }
 
 GgufHfLlama gguf_to_hf_llama(const GgufFile& file) {
-  const GgufValue* arch = file.find("general.architecture");
-  EMBER_CHECK(arch && arch->type() == GgufType::String && arch->to_string() == "llama",
-              "[gguf_to_hf_llama] the file's general.architecture is ",
-              arch && arch->type() == GgufType::String ? "'" + arch->to_string() + "'"
-                                                       : std::string("missing"),
-              ", not 'llama'; only Llama-architecture files map to LlamaForCausalLM here");
+  detail::gguf_expect_architecture(file, "llama", "gguf_to_hf_llama");
   GgufHfLlama out;
   GgufLlamaConfig& c = out.config;
   c.hidden_size = meta_int(file, "llama.embedding_length", std::nullopt);

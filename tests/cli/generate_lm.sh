@@ -50,8 +50,12 @@ gpt2_prompt=$(gpt2_field cli_prompt)
 want=$(mktemp)
 { printf '%s' "$gpt2_prompt"; gpt2_field cli_text; printf '\n'; } > "$want"
 cmp -s "$out" "$want" || fail "gpt2: printed $(od -c "$out" | head -5), not $(od -c "$want" | head -5)"
-rm -f "$want"
 grep -q "GPT2LMHeadModel, 2 layers" "$err" || fail "gpt2: no model line: $(cat "$err")"
+# the same model as a GGUF file (general.architecture gpt2)
+"$ember" generate --model "$gpt2/tiny_gpt2.gguf" --prompt "$gpt2_prompt" --max-new-tokens 12 > "$out" 2> "$err" ||
+  fail "gpt2 gguf: generate exited non-zero: $(cat "$err")"
+cmp -s "$out" "$want" || fail "gpt2 gguf: printed $(od -c "$out" | head -5), not $(od -c "$want" | head -5)"
+rm -f "$want"
 
 # Weight-only quantization: it runs and the model line says so (the text may differ from
 # float's: the tests of test_llama.cpp and test_gpt2.cpp check the values).

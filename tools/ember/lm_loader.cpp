@@ -155,14 +155,12 @@ LanguageModel from_llama(std::shared_ptr<nn::LlamaForCausalLMImpl> model) {
   return lm;
 }
 
-// A GPT-2 folder's model: config.json, the weights, built in the compute dtype.
-LanguageModel load_gpt2(const std::string& config_text, const fs::path& dir, Device device,
-                        const std::string& dtype, std::optional<QuantType> quantize,
-                        nn::GPT2Config& config) {
-  config = nn::GPT2Config::from_json(config_text, (dir / "config.json").string());
-  auto model = build<nn::GPT2LMHeadModelImpl>(config, io::load_hf_weights(dir.string()).tensors,
-                                              {"transformer.wte.weight", "wte.weight"}, device,
-                                              dtype, dir.string());
+// A GPT-2 model built in the compute dtype from transformers-named weights.
+LanguageModel build_gpt2(const nn::GPT2Config& config, const io::NamedTensors& weights,
+                         const std::string& source, Device device, const std::string& dtype,
+                         std::optional<QuantType> quantize) {
+  auto model = build<nn::GPT2LMHeadModelImpl>(
+      config, weights, {"transformer.wte.weight", "wte.weight"}, device, dtype, source);
   if (quantize) model->quantize(*quantize);
   LanguageModel lm;
   lm.dtype = model->transformer->ln_f->weight.dtype();
@@ -171,12 +169,43 @@ LanguageModel load_gpt2(const std::string& config_text, const fs::path& dir, Dev
   char line[512];
   std::snprintf(line, sizeof line,
                 "%s: GPT2LMHeadModel, %lld layers, %lld heads, %.1fM parameters%s, %s on %s",
-                dir.string().c_str(), static_cast<long long>(config.n_layer),
+                source.c_str(), static_cast<long long>(config.n_layer),
                 static_cast<long long>(config.n_head), params / 1e6, quantized.c_str(),
                 dtype_name(lm.dtype), device.str().c_str());
   lm.summary = line;
   lm.model = model;
   lm.module = std::move(model);
+  lm.max_position_embeddings = config.n_positions;
+  return lm;
+}
+
+// A GPT-2 folder's model: config.json, the weights, built in the compute dtype.
+LanguageModel load_gpt2(const std::string& config_text, const fs::path& dir, Device device,
+                        const std::string& dtype, std::optional<QuantType> quantize,
+                        nn::GPT2Config& config) {
+  config = nn::GPT2Config::from_json(config_text, (dir / "config.json").string());
+  return build_gpt2(config, io::load_hf_weights(dir.string()).tensors, dir.string(), device, dtype,
+                    quantize);
+}
+
+// A GGUF file's GPT-2 (general.architecture gpt2), its tensors dequantized.
+LanguageModel load_gguf_gpt2(const io::GgufFile& file, const std::string& source, Device device,
+                             const std::string& dtype, std::optional<QuantType> quantize) {
+  const io::GgufHfGpt2 hf = io::gguf_to_hf_gpt2(file);
+  nn::GPT2Config c;
+  c.vocab_size = hf.config.vocab_size;
+  c.n_positions = hf.config.n_positions;
+  c.n_embd = hf.config.n_embd;
+  c.n_layer = hf.config.n_layer;
+  c.n_head = hf.config.n_head;
+  c.n_inner = hf.config.n_inner;
+  c.layer_norm_epsilon = hf.config.layer_norm_epsilon;
+  c.activation_function = "gelu_new";  // llama.cpp's GPT-2 graph: GELU, tanh approximation
+  const io::GgufTokenizer tok = io::gguf_tokenizer(file);
+  LanguageModel lm = build_gpt2(c, hf.tensors, source, device, dtype, quantize);
+  lm.tokenizer = data::BpeTokenizer::from_json(tok.json, source + " (tokenizer.ggml.*)");
+  lm.generation.eos_token_ids = tok.eos_token_ids;
+  lm.generation.top_k = 50;
   return lm;
 }
 
@@ -209,7 +238,6 @@ LanguageModel load_folder(const fs::path& dir, Device device, const std::string&
     nn::GPT2Config config;
     LanguageModel lm = load_gpt2(config_text, dir, device, dtype, quantize, config);
     read_tokenizer_and_generation(dir, config.eos_token_ids, lm);
-    lm.max_position_embeddings = config.n_positions;
     return lm;
   }
   const nn::LlamaConfig config = nn::LlamaConfig::from_json(config_text, config_path.string());
@@ -235,11 +263,19 @@ std::optional<QuantType> computed_as_stored(io::GgmlType type) {
   }
 }
 
-// A GGUF file's Llama model: its Q8_0, Q4_0 and Q4_1 tensors kept as stored (the layers compute
-// with them), the other quantized ones (K-quants) dequantized to float32.
+// A GGUF file's model: a GPT-2 (general.architecture gpt2, dequantized), else a Llama, its Q8_0,
+// Q4_0 and Q4_1 tensors kept as stored (the layers compute with them), the other quantized ones
+// (K-quants) dequantized to float32.
 LanguageModel load_gguf_file(const fs::path& path, Device device, const std::string& dtype,
                              std::optional<QuantType> quantize) {
-  const io::GgufFile file = io::load_gguf(path.string(), Device(kCPU), {.keep_quantized = true});
+  io::GgufFile file = io::load_gguf(path.string(), Device(kCPU), {.keep_quantized = true});
+  const io::GgufValue* arch = file.find("general.architecture");
+  if (arch && arch->type() == io::GgufType::String && arch->to_string() == "gpt2") {
+    for (const io::GgufTensor& q : file.quantized)
+      file.tensors.emplace_back(q.name, io::gguf_dequantize(q));
+    file.quantized.clear();
+    return load_gguf_gpt2(file, path.string(), device, dtype, quantize);
+  }
   io::GgufHfLlama hf = io::gguf_to_hf_llama(file);
   QuantizedWeights quantized;
   for (const io::GgufTensor& q : hf.quantized) {

@@ -208,6 +208,29 @@ std::string gguf_hf_llama_name(const std::string& gguf_name);
 // GgufLlamaConfig::rope_freq_factors; any other unknown name is an error.
 GgufHfLlama gguf_to_hf_llama(const GgufFile& file);
 
+// The hyperparameters of a GPT-2-architecture file, named as in transformers' GPT2Config.
+struct GgufGpt2Config {
+  int64_t vocab_size = 0;            // token_embd's rows
+  int64_t n_positions = 0;           // gpt2.context_length
+  int64_t n_embd = 0;                // gpt2.embedding_length
+  int64_t n_layer = 0;               // gpt2.block_count
+  int64_t n_head = 0;                // gpt2.attention.head_count
+  int64_t n_inner = 0;               // gpt2.feed_forward_length, else 4 n_embd
+  double layer_norm_epsilon = 1e-5;  // gpt2.attention.layer_norm_epsilon
+};
+
+struct GgufHfGpt2 {
+  NamedTensors tensors;  // transformers' GPT2LMHeadModel names, in the file's order
+  GgufGpt2Config config;
+};
+
+// A general.architecture "gpt2" file's tensors under transformers' names ("transformer.wte.weight",
+// "transformer.h.0.attn.c_attn.weight", ...), the Conv1D weights back in their (in, out) shape
+// (llama.cpp's converter stores them transposed, as (out, in) rows; these are views of those
+// rows). GPT-2 ties its lm_head to the embedding: an output.weight must equal token_embd.weight.
+// Quantized tensors must have been dequantized (load_gguf's default). Unknown names are errors.
+GgufHfGpt2 gguf_to_hf_gpt2(const GgufFile& file);
+
 // The tokenizer a GGUF file holds in its tokenizer.ggml.* metadata, as the tokenizer.json
 // text of the same tokenizer (for data::BpeTokenizer::from_json), with its special ids.
 // Byte-level BPE files (tokenizer.ggml.model "gpt2") with the pre-tokenizers llama.cpp names
