@@ -73,14 +73,10 @@ Outcome read_gguf(const uint8_t* data, size_t size) {
         io::detail::decode_gguf(data, size, "input", Device(kCPU), {.keep_quantized = true});
     for (const io::GgufTensor& q : kept.quantized) {
       if (q.shape.size() != 2 || q.shape[0] * q.shape[1] > (int64_t{1} << 20)) continue;
-      const QuantType type = q.type == io::GgmlType::Q8_0   ? QuantType::Q8_0
-                             : q.type == io::GgmlType::Q4_0 ? QuantType::Q4_0
-                             : q.type == io::GgmlType::Q4_1 ? QuantType::Q4_1
-                                                            : QuantType::Int8;
-      if (type == QuantType::Int8) continue;
-      const QuantizedTensor w(type, q.blocks, q.shape[1]);
-      nn::functional::linear(ones({1, q.shape[1]}), w);
-      nn::functional::linear(ones({5, q.shape[1]}), w);
+      if (const std::optional<QuantizedTensor> w = io::gguf_quantized_tensor(q)) {
+        nn::functional::linear(ones({1, q.shape[1]}), *w);
+        nn::functional::linear(ones({5, q.shape[1]}), *w);
+      }
     }
   });
 }

@@ -347,7 +347,7 @@ TEST_P(LlamaTest, GgufQuantizedWeightsComputeAsTheirValues) {
     m->to(device());
     std::vector<std::pair<std::string, QuantizedTensor>> q;
     for (const io::GgufTensor& t : hf.quantized)
-      q.emplace_back(t.name, QuantizedTensor(QuantType::Q8_0, t.blocks, t.shape.back()));
+      q.emplace_back(t.name, *io::gguf_quantized_tensor(t));
     m->set_quantized_weights(q);
     m->load_hf_state_dict(hf.tensors);
     m->eval();

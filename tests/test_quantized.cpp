@@ -83,17 +83,10 @@ TEST(Quantized, GgufBlocksDequantizeToTheFilesValues) {
       io::load_gguf(gguf_fixture("all_types_v3.gguf"), Device(kCPU), {.keep_quantized = true});
   int checked = 0;
   for (const io::GgufTensor& g : kept.quantized) {
-    QuantType type;
-    if (g.type == io::GgmlType::Q8_0)
-      type = QuantType::Q8_0;
-    else if (g.type == io::GgmlType::Q4_0)
-      type = QuantType::Q4_0;
-    else if (g.type == io::GgmlType::Q4_1)
-      type = QuantType::Q4_1;
-    else
-      continue;
+    const std::optional<QuantizedTensor> kept_q = io::gguf_quantized_tensor(g);
+    if (!kept_q) continue;
     SCOPED_TRACE(g.name);
-    const QuantizedTensor q(type, g.blocks, g.shape.back());
+    const QuantizedTensor& q = *kept_q;
     for (const auto& [name, t] : ref)
       if (name == g.name) {
         EXPECT_TRUE(tensor_equal(q.dequantize(), t));

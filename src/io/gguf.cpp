@@ -320,6 +320,20 @@ Tensor gguf_dequantize(const GgufTensor& tensor, DType dtype) {
   return out.to(tensor.blocks.device());
 }
 
+std::optional<QuantizedTensor> gguf_quantized_tensor(const GgufTensor& tensor) {
+  if (tensor.shape.size() != 2) return std::nullopt;
+  switch (tensor.type) {
+    case GgmlType::Q8_0:
+      return QuantizedTensor(QuantType::Q8_0, tensor.blocks, tensor.shape[1]);
+    case GgmlType::Q4_0:
+      return QuantizedTensor(QuantType::Q4_0, tensor.blocks, tensor.shape[1]);
+    case GgmlType::Q4_1:
+      return QuantizedTensor(QuantType::Q4_1, tensor.blocks, tensor.shape[1]);
+    default:
+      return std::nullopt;
+  }
+}
+
 const GgufValue* GgufFile::find(const std::string& key) const {
   auto it = metadata.find(key);
   return it == metadata.end() ? nullptr : &it->second;

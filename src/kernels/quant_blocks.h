@@ -25,7 +25,7 @@ enum class QuantKind : uint8_t { Int8, Q8_0, Q4_0, Q4_1 };
 inline constexpr int64_t kQuantBlock = 32;  // elements per Q8_0 / Q4_0 / Q4_1 block
 
 // Bytes of one block of 32 (Q8_0, Q4_0, Q4_1).
-EMBER_HOST_DEVICE inline int64_t quant_block_bytes(QuantKind kind) {
+EMBER_HOST_DEVICE constexpr int64_t quant_block_bytes(QuantKind kind) {
   return kind == QuantKind::Q8_0 ? 34 : kind == QuantKind::Q4_0 ? 18 : 20;
 }
 
@@ -55,11 +55,9 @@ EMBER_HOST_DEVICE inline float dequantize_element(QuantKind kind, const unsigned
   if (kind == QuantKind::Int8)
     return quant_f32_at(row) * static_cast<float>(static_cast<int8_t>(row[4 + col]));
   const int64_t b = col / kQuantBlock, j = col % kQuantBlock;
-  if (kind == QuantKind::Q8_0) {
-    const unsigned char* block = row + b * 34;
-    return static_cast<float>(static_cast<int8_t>(block[2 + j])) * quant_f16_at(block);
-  }
   const unsigned char* block = row + b * quant_block_bytes(kind);
+  if (kind == QuantKind::Q8_0)
+    return static_cast<float>(static_cast<int8_t>(block[2 + j])) * quant_f16_at(block);
   const unsigned char* qs = block + (kind == QuantKind::Q4_0 ? 2 : 4);
   const int q = j < 16 ? (qs[j] & 0x0f) : (qs[j - 16] >> 4);
   if (kind == QuantKind::Q4_0) return static_cast<float>(q - 8) * quant_f16_at(block);

@@ -454,15 +454,20 @@ void LlamaForCausalLMImpl::quantize(QuantType type) {
   for (auto& layer : model->layers) {
     LlamaAttentionImpl& a = *layer->self_attn;
     LlamaMLPImpl& m = *layer->mlp;
+    bool changed = false;  // layers already quantized keep their stacks
     for (LinearImpl* l : {&*a.q_proj, &*a.k_proj, &*a.v_proj, &*a.o_proj, &*m.gate_proj,
                           &*m.up_proj, &*m.down_proj})
-      if (!l->weight_quantized.defined()) l->quantize_weight(type);
-    a.qkv = StackedLinears();
-    m.gate_up = StackedLinears();
+      if (!l->weight_quantized.defined()) {
+        l->quantize_weight(type);
+        changed = true;
+      }
+    if (changed) {
+      a.stack_projections();
+      m.stack_projections();
+    }
   }
   if (lm_head && !lm_head->weight_quantized.defined()) lm_head->quantize_weight(type);
   if (!model->embed_tokens->weight_quantized.defined()) model->embed_tokens->quantize_weight(type);
-  stack_projections();
 }
 
 void LlamaForCausalLMImpl::set_quantized_weights(

@@ -38,6 +38,7 @@ int64_t parameter_count(nn::Module& m, std::string* quantized = nullptr) {
     const QuantizedTensor* q = nullptr;
     if (auto* l = dynamic_cast<nn::LinearImpl*>(module.get())) q = &l->weight_quantized;
     if (auto* e = dynamic_cast<nn::EmbeddingImpl*>(module.get())) q = &e->weight_quantized;
+    if (auto* c = dynamic_cast<nn::Conv1DImpl*>(module.get())) q = &c->weight_quantized;
     if (q && q->defined()) {
       params += q->rows() * q->cols();
       types.insert(quant_type_name(q->type()));
@@ -249,20 +250,6 @@ LanguageModel load_folder(const fs::path& dir, Device device, const std::string&
   return lm;
 }
 
-// The QuantType of a ggml block type the layers compute with as stored, if any.
-std::optional<QuantType> computed_as_stored(io::GgmlType type) {
-  switch (type) {
-    case io::GgmlType::Q8_0:
-      return QuantType::Q8_0;
-    case io::GgmlType::Q4_0:
-      return QuantType::Q4_0;
-    case io::GgmlType::Q4_1:
-      return QuantType::Q4_1;
-    default:
-      return std::nullopt;
-  }
-}
-
 // A GGUF file's model: a GPT-2 (general.architecture gpt2, dequantized), else a Llama, its Q8_0,
 // Q4_0 and Q4_1 tensors kept as stored (the layers compute with them), the other quantized ones
 // (K-quants) dequantized to float32.
@@ -279,8 +266,8 @@ LanguageModel load_gguf_file(const fs::path& path, Device device, const std::str
   io::GgufHfLlama hf = io::gguf_to_hf_llama(file);
   QuantizedWeights quantized;
   for (const io::GgufTensor& q : hf.quantized) {
-    if (const auto type = computed_as_stored(q.type); type && q.shape.size() == 2)
-      quantized.emplace_back(q.name, QuantizedTensor(*type, q.blocks, q.shape[1]));
+    if (std::optional<QuantizedTensor> w = io::gguf_quantized_tensor(q))
+      quantized.emplace_back(q.name, std::move(*w));
     else
       hf.tensors.emplace_back(q.name, io::gguf_dequantize(q));
   }

@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -21,6 +22,7 @@
 #include <vector>
 
 #include "ember/io/named_tensors.h"
+#include "ember/quantized.h"
 #include "ember/tensor.h"
 
 namespace ember::io {
@@ -142,6 +144,10 @@ struct GgufTensor {
 // The blocks dequantized to a tensor of `shape` and `dtype` (float32, float16 or bfloat16) on the
 // blocks' device.
 Tensor gguf_dequantize(const GgufTensor& tensor, DType dtype = kFloat32);
+
+// A 2-D Q8_0, Q4_0 or Q4_1 tensor as the QuantizedTensor of its blocks (the same bytes, which
+// the quantized products compute with as stored); nullopt for other types and shapes.
+std::optional<QuantizedTensor> gguf_quantized_tensor(const GgufTensor& tensor);
 
 struct GgufOptions {
   DType dtype = kFloat32;       // what quantized tensors dequantize to: float32, float16, bfloat16

@@ -195,8 +195,8 @@ class LlamaForCausalLMImpl : public Module, public CausalLanguageModel {
   void stack_projections();
   // Weight-only quantization for inference: every Linear of the decoder layers, the lm_head and
   // the token embedding (which a tied lm_head then multiplies by) quantized to `type` -- those not
-  // quantized already; norms stay, activations keep the model's dtype. Then restacks the
-  // projections.
+  // quantized already; norms stay, activations keep the model's dtype. The projections of a layer
+  // that changed are restacked.
   void quantize(QuantType type = QuantType::Int8);
   // Puts quantized weights in place, by Hugging Face name ("model.layers.0.mlp.down_proj.weight",
   // "model.embed_tokens.weight"; a tied file's lm_head.weight is skipped) -- a GGUF file's Q8_0

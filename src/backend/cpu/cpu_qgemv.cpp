@@ -24,9 +24,7 @@ using kernels::QuantKind;
 // block's loads are whole.
 constexpr int64_t kPad = kQuantBlock;
 
-constexpr int64_t block_bytes(QuantKind kind) {
-  return kind == QuantKind::Q8_0 ? 34 : kind == QuantKind::Q4_0 ? 18 : 20;
-}
+using kernels::quant_block_bytes;
 
 // Runs c's columns j0..j1 of one product: x packed (row stride kp), W's rows of rb bytes.
 using Columns = void (*)(const float* x, int64_t kp, int64_t m, const unsigned char* w, int64_t rb,
@@ -47,7 +45,7 @@ void columns_scalar(const float* x, int64_t kp, int64_t m, const unsigned char* 
         sum *= kernels::quant_f32_at(row);
       } else {
         for (int64_t b = 0; b < k / kQuantBlock; ++b) {
-          const unsigned char* blk = row + b * block_bytes(K);
+          const unsigned char* blk = row + b * quant_block_bytes(K);
           const unsigned char* qs = blk + (K == QuantKind::Q4_1 ? 4 : 2);
           float block_sum = 0, x_sum = 0;
           for (int64_t e = 0; e < kQuantBlock; ++e) {
@@ -201,13 +199,13 @@ struct Avx2 {
     if constexpr (K != QuantKind::Int8)                                                          \
       for (int j = 0; j < NJ; ++j)                                                               \
         for (int64_t b = 0; b < blocks; ++b)                                                     \
-          scales[j][b] = _cvtsh_ss(u16_at(w + j * rb + b * block_bytes(K)));                     \
+          scales[j][b] = _cvtsh_ss(u16_at(w + j * rb + b * quant_block_bytes(K)));               \
     /* Q4_1: the blocks' float16 minimums, the same way. */                                      \
     float mins[K == QuantKind::Q4_1 ? NJ : 1][K == QuantKind::Q4_1 ? kQuantGemvMaxBlocks : 1];   \
     if constexpr (K == QuantKind::Q4_1)                                                          \
       for (int j = 0; j < NJ; ++j)                                                               \
         for (int64_t b = 0; b < blocks; ++b)                                                     \
-          mins[j][b] = _cvtsh_ss(u16_at(w + j * rb + b * block_bytes(K) + 2));                   \
+          mins[j][b] = _cvtsh_ss(u16_at(w + j * rb + b * quant_block_bytes(K) + 2));             \
     for (int64_t b = 0; b < blocks; ++b) {                                                       \
       const float* xb = x + b * kQuantBlock;                                                     \
       for (int j = 0; j < NJ; ++j) {                                                             \
@@ -218,7 +216,7 @@ struct Avx2 {
             for (int v = 0; v < V::kVecs; ++v)                                                   \
               acc[i][j] = V::fma(V::load(xb + i * kp + v * V::kLanes), wv[v], acc[i][j]);        \
         } else {                                                                                 \
-          const unsigned char* blk = w + j * rb + b * block_bytes(K);                            \
+          const unsigned char* blk = w + j * rb + b * quant_block_bytes(K);                      \
           if constexpr (K == QuantKind::Q8_0)                                                    \
             V::int8(blk + 2, wv);                                                                \
           else                                                                                   \
