@@ -118,7 +118,15 @@ TEST_P(Gpt2Test, GgufFileRunsAsItsFolder) {
   g.max_new_tokens = 10;
   EXPECT_EQ(nn::generate(*model, {ref["greedy_prompt"].get<std::vector<int64_t>>()}, g).tokens[0],
             ref["greedy"].get<std::vector<int64_t>>());
-  // An output.weight other than the embedding, or a name GPT-2 has not, is refused.
+  // Hyperparameters out of range, an output.weight other than the embedding, or a name GPT-2 has
+  // not, are refused.
+  file.metadata["gpt2.attention.head_count"] = io::GgufValue(uint32_t{0});
+  EXPECT_TRUE(throws_error([&] { io::gguf_to_hf_gpt2(file); }, ErrorKind::Value,
+                           {"gpt2.attention.head_count", "is 0"}));
+  file.metadata["gpt2.attention.head_count"] = io::GgufValue(uint32_t{3});
+  EXPECT_TRUE(throws_error([&] { io::gguf_to_hf_gpt2(file); }, ErrorKind::Value,
+                           {"not a multiple", "head_count 3"}));
+  file.metadata["gpt2.attention.head_count"] = io::GgufValue(uint32_t{4});
   for (auto& [name, t] : file.tensors)
     if (name == "output.weight") t = t * 2;
   EXPECT_TRUE(throws_error([&] { io::gguf_to_hf_gpt2(file); }, ErrorKind::Value,

@@ -64,6 +64,20 @@ GgufHfGpt2 gguf_to_hf_gpt2(const GgufFile& file) {
   c.n_inner = detail::gguf_meta_int(file, "gpt2.feed_forward_length", 4 * c.n_embd, who);
   c.layer_norm_epsilon =
       detail::gguf_meta_double(file, "gpt2.attention.layer_norm_epsilon", 1e-5, who);
+  // The ranges GPT2Config::from_json takes; the sizes are also checked against the tensors when a
+  // model is built.
+  auto in_range = [](const char* key, double v, double lo, double hi) {
+    EMBER_CHECK(v >= lo && v <= hi, "[gguf_to_hf_gpt2] metadata '", key, "' is ", v,
+                "; it must be in [", lo, ", ", hi, "]");
+  };
+  in_range("gpt2.embedding_length", static_cast<double>(c.n_embd), 1, 65536);
+  in_range("gpt2.block_count", static_cast<double>(c.n_layer), 1, 1024);
+  in_range("gpt2.attention.head_count", static_cast<double>(c.n_head), 1, 4096);
+  in_range("gpt2.context_length", static_cast<double>(c.n_positions), 1, 1 << 20);
+  in_range("gpt2.feed_forward_length", static_cast<double>(c.n_inner), 1, 8 * 65536);
+  in_range("gpt2.attention.layer_norm_epsilon", c.layer_norm_epsilon, 0, 1);
+  EMBER_CHECK(c.n_embd % c.n_head == 0, "[gguf_to_hf_gpt2] gpt2.embedding_length ", c.n_embd,
+              " is not a multiple of gpt2.attention.head_count ", c.n_head);
   const Tensor* embedding = nullptr;
   const Tensor* output = nullptr;
   for (const auto& [name, t] : file.tensors) {
